@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// Builds the RepoSnap engine offline:
+//   1. clones llama.cpp from the git bundle that node-llama-cpp ships (no network),
+//   2. applies native/patches/*.patch (our SnapKV change),
+//   3. configures and builds llama.cpp (static) + the N-API addon with CMake.
+// The clone is redone only when the bundle tag or the patch series changes, so an
+// addon-only change rebuilds only the addon.
+//
+// Options (environment):
+//   REPOSNAP_GPU=cuda|vulkan|metal   build a GPU backend in addition to the CPU (default: CPU only)
+//   REPOSNAP_BUILD_TYPE=Release|RelWithDebInfo|Debug   (default Release)
+//   REPOSNAP_JOBS=N                  parallel compile jobs (default: number of cores)
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const nativeDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(nativeDir);
+const buildDir = path.join(nativeDir, 'build');
+const srcDir = path.join(buildDir, 'llama.cpp');
+const gpu = (process.env.REPOSNAP_GPU ?? 'cpu').toLowerCase();
+const cmakeDir = path.join(buildDir, gpu === 'cpu' ? 'cmake' : `cmake-${gpu}`);
+const buildType = process.env.REPOSNAP_BUILD_TYPE ?? 'Release';
+const jobs = process.env.REPOSNAP_JOBS ?? String(os.availableParallelism?.() ?? os.cpus().length);
+
+function run(cmd, args, opts = {}) {
+  console.log(`[native] ${cmd} ${args.join(' ')}`);
+  execFileSync(cmd, args, { stdio: 'inherit', ...opts });
+}
+
+function fail(msg) {
+  console.error(`[native] error: ${msg}`);
+  process.exit(1);
+}
+
+function has(cmd) {
+  try {
+    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+for (const tool of ['git', 'cmake']) {
+  if (!has(tool)) fail(`'${tool}' is required to build the engine (Debian: apt-get install ${tool})`);
+}
+
+const nlcDir = path.join(root, 'node_modules', 'node-llama-cpp', 'llama');
+const bundle = path.join(nlcDir, 'gitRelease.bundle');
+if (!fs.existsSync(bundle)) fail(`missing ${bundle}: run 'npm install' first`);
+const { tag } = JSON.parse(fs.readFileSync(path.join(nlcDir, 'llama.cpp.info.json'), 'utf8'));
+
+const patchDir = path.join(nativeDir, 'patches');
+const patches = fs.readdirSync(patchDir).filter((f) => f.endsWith('.patch')).sort();
+const hash = createHash('sha256').update(tag);
+for (const p of patches) hash.update(p).update(fs.readFileSync(path.join(patchDir, p)));
+const stamp = hash.digest('hex');
+const stampFile = path.join(buildDir, 'llama.cpp.stamp');
+
+fs.mkdirSync(buildDir, { recursive: true });
+const current = fs.existsSync(stampFile) ? fs.readFileSync(stampFile, 'utf8') : '';
+if (current !== stamp || !fs.existsSync(srcDir)) {
+  // keep the files' mtimes stable for unchanged sources: reset the existing clone
+  // instead of deleting it, so CMake/ccache rebuild only what the patches touch
+  if (fs.existsSync(path.join(srcDir, '.git'))) {
+    run('git', ['-C', srcDir, 'reset', '-q', '--hard', 'HEAD']);
+    run('git', ['-C', srcDir, 'clean', '-q', '-fdx']);
+  } else {
+    fs.rmSync(srcDir, { recursive: true, force: true });
+    run('git', ['-c', 'advice.detachedHead=false', 'clone', '-q', bundle, srcDir]);
+  }
+  for (const p of patches) {
+    run('git', ['-C', srcDir, 'apply', '--whitespace=nowarn', path.join(patchDir, p)]);
+  }
+  fs.writeFileSync(stampFile, stamp);
+}
+
+function nodeInclude() {
+  const candidates = [
+    process.env.npm_config_nodedir && path.join(process.env.npm_config_nodedir, 'include', 'node'),
+    path.resolve(path.dirname(process.execPath), '..', 'include', 'node'),
+    '/usr/include/node',
+    '/usr/local/include/node',
+  ].filter(Boolean);
+  const found = candidates.find((d) => fs.existsSync(path.join(d, 'node_api.h')));
+  if (!found) fail(`Node.js headers (node_api.h) not found in: ${candidates.join(', ')}`);
+  return found;
+}
+
+const napiDir = path.join(root, 'node_modules', 'node-addon-api');
+if (!fs.existsSync(path.join(napiDir, 'napi.h'))) fail(`missing node-addon-api: run 'npm install' first`);
+
+const defs = [
+  `-DCMAKE_BUILD_TYPE=${buildType}`,
+  `-DLLAMA_SRC=${srcDir}`,
+  `-DNODE_INCLUDE_DIR=${nodeInclude()}`,
+  `-DNODE_ADDON_API_DIR=${napiDir}`,
+];
+if (has('ccache')) defs.push('-DGGML_CCACHE=ON', '-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache');
+else defs.push('-DGGML_CCACHE=OFF');
+if (gpu === 'cuda') defs.push('-DGGML_CUDA=ON', `-DCMAKE_CUDA_ARCHITECTURES=${process.env.CUDA_ARCH ?? 'native'}`);
+else if (gpu === 'vulkan') defs.push('-DGGML_VULKAN=ON');
+else if (gpu === 'metal') defs.push('-DGGML_METAL=ON');
+else if (gpu !== 'cpu') fail(`unknown REPOSNAP_GPU='${gpu}' (cpu, cuda, vulkan, metal)`);
+
+run('cmake', ['-S', nativeDir, '-B', cmakeDir, ...defs], { stdio: ['ignore', 'ignore', 'inherit'] });
+run('cmake', ['--build', cmakeDir, '--target', 'reposnap', '--parallel', jobs]);
+
+const out = path.join(buildDir, gpu === 'cpu' ? 'reposnap.node' : `reposnap-${gpu}.node`);
+fs.copyFileSync(path.join(cmakeDir, 'reposnap.node'), out);
+console.log(`[native] built ${path.relative(root, out)}`);

@@ -1,0 +1,169 @@
+/**
+ * `reposnap ask`: packs a repository, prefills it, compresses the KV cache with SnapKV, and
+ * streams the answer to stdout; ends with one `stats: key=value …` line (or JSON) on stderr.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadModel } from '../engine/model';
+import type { KvCacheType } from '../engine/native';
+import { askRepository, DEFAULT_SNAP, type AskStats } from '../pipeline/ask';
+import { formatStats } from './stats-line';
+import { intOption, numberOption, UsageError } from './usage';
+
+const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
+
+  --repo <dir>            repository to pack (default: the current directory)
+  --model <file>          GGUF model file (or REPOSNAP_MODEL)
+  --budget <B>            SnapKV budget: KV cells kept per layer and KV head, window included (default 1024)
+  --window <w>            SnapKV observation window in tokens (default 32)
+  --kernel <k>            SnapKV pooling kernel, odd (default 7)
+  --pooling max|avg       SnapKV pooling (default max)
+  --no-snap               answer with full attention (no compression)
+  --context-size <n>      context size in tokens (default: the model's training context, at most 8192)
+  --max-tokens <n>        answer length limit (default 256)
+  --temperature <t>       sampling temperature, 0 = greedy (default 0)
+  --top-p <p>             nucleus sampling (default 1)
+  --seed <n>              sampling seed
+  --threads <n>           decode threads (default: see README, measured)
+  --threads-batch <n>     prefill threads
+  --flash-attention on|off|auto   (default auto)
+  --kv-type f16|f32|q8_0|…        KV cache type (default f16)
+  --gpu-layers <n>        layers offloaded to a GPU build (default 0)
+  --max-file-bytes <n>    skip files larger than this (default 262144)
+  --json                  print the stats as one JSON object instead of the key=value line
+  --quiet                 no progress on stderr
+`;
+
+/** Runs `reposnap ask` with its arguments; returns the exit code. */
+export async function runAsk(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        repo: { type: 'string' },
+        model: { type: 'string' },
+        budget: { type: 'string' },
+        window: { type: 'string' },
+        kernel: { type: 'string' },
+        pooling: { type: 'string' },
+        'no-snap': { type: 'boolean' },
+        'context-size': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        temperature: { type: 'string' },
+        'top-p': { type: 'string' },
+        seed: { type: 'string' },
+        threads: { type: 'string' },
+        'threads-batch': { type: 'string' },
+        'flash-attention': { type: 'string' },
+        'kv-type': { type: 'string' },
+        'gpu-layers': { type: 'string' },
+        'max-file-bytes': { type: 'string' },
+        json: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const o = parsed.values;
+  if (o.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const question = parsed.positionals.join(' ').trim();
+  if (!question) throw new UsageError('ask needs a question');
+
+  const repo = path.resolve(o.repo ?? '.');
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(repo);
+  } catch {
+    throw new UsageError(`the repository '${repo}' does not exist`);
+  }
+  if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
+
+  const modelPath = o.model ?? process.env.REPOSNAP_MODEL;
+  if (!modelPath) throw new UsageError('--model <file.gguf> is required (or set REPOSNAP_MODEL)');
+  if (!fs.existsSync(modelPath)) throw new UsageError(`the model file '${modelPath}' does not exist`);
+
+  const pooling = o.pooling ?? 'max';
+  if (pooling !== 'max' && pooling !== 'avg') throw new UsageError(`--pooling must be max or avg (got '${pooling}')`);
+  const window = intOption('window', o.window, DEFAULT_SNAP.window, 1, 4096);
+  const budget = intOption('budget', o.budget, DEFAULT_SNAP.budget, 1);
+  if (budget < window) throw new UsageError(`--budget (${budget}) must be at least --window (${window})`);
+  const kernel = intOption('kernel', o.kernel, DEFAULT_SNAP.kernel, 1, 255);
+  if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
+  const fa = o['flash-attention'] ?? 'auto';
+  if (fa !== 'on' && fa !== 'off' && fa !== 'auto') throw new UsageError(`--flash-attention must be on, off or auto`);
+  const kvTypes = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
+  const kvType = o['kv-type'] ?? 'f16';
+  if (!kvTypes.includes(kvType)) throw new UsageError(`--kv-type must be one of ${kvTypes.join(', ')}`);
+
+  const quiet = o.quiet || !process.stderr.isTTY;
+  const progress = (line: string) => {
+    if (!o.quiet && process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}`);
+  };
+
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.once('SIGINT', onSigint);
+
+  const model = await loadModel(modelPath, { gpuLayers: intOption('gpu-layers', o['gpu-layers'], 0, 0) });
+  let stats: AskStats;
+  try {
+    stats = await askRepository(
+      {
+        repo,
+        question,
+        model,
+        snap: { enabled: !o['no-snap'], window, budget, kernel, pooling },
+        contextSize: o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64),
+        maxTokens: intOption('max-tokens', o['max-tokens'], 256, 1),
+        temperature: numberOption('temperature', o.temperature, 0, 0, 10),
+        topP: numberOption('top-p', o['top-p'], 1, 0, 1),
+        seed: o.seed === undefined ? undefined : intOption('seed', o.seed, 0, 0, 2 ** 32 - 1),
+        maxFileBytes: o['max-file-bytes'] === undefined ? undefined : intOption('max-file-bytes', o['max-file-bytes'], 0, 1),
+        session: {
+          threads: o.threads === undefined ? undefined : intOption('threads', o.threads, 0, 1, 512),
+          threadsBatch: o['threads-batch'] === undefined ? undefined : intOption('threads-batch', o['threads-batch'], 0, 1, 512),
+          flashAttention: fa,
+          kvCacheType: kvType as KvCacheType,
+        },
+        signal: controller.signal,
+      },
+      (e) => {
+        switch (e.kind) {
+          case 'pack':
+            progress(`packing: ${e.phase} ${e.done}${e.total ? `/${e.total}` : ''}`);
+            break;
+          case 'packed':
+            progress('');
+            if (!quiet) process.stderr.write(`packed ${e.pack.files.length} files (${e.pack.skipped.length} skipped), ${e.promptTokens} prompt tokens\n`);
+            break;
+          case 'prefill':
+            progress(`prefill: ${Math.round((100 * e.done) / e.total)}% (${e.done}/${e.total} tokens, ${Math.round(e.tokensPerSecond)} tok/s)`);
+            if (e.done === e.total) progress('');
+            break;
+          case 'snap':
+            break;
+          case 'notice':
+            process.stderr.write(`reposnap: ${e.message}\n`);
+            break;
+          case 'token':
+            process.stdout.write(e.text);
+            break;
+        }
+      },
+    );
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    model.dispose();
+  }
+  await new Promise<void>((resolve) => process.stdout.write('\n', () => resolve()));
+  process.stderr.write(o.json ? `${JSON.stringify(stats)}\n` : `${formatStats(stats)}\n`);
+  return 0;
+}

@@ -1,0 +1,28 @@
+/** The one-line summary printed after an answer. */
+import type { AskStats } from '../pipeline/ask';
+
+/**
+ * `stats: L=… B=… ratio=… …` — key=value pairs, times in ms, speeds in tokens/s, sizes in bytes.
+ */
+export function formatStats(s: AskStats): string {
+  const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'nan');
+  return [
+    'stats:',
+    `L=${s.L}`,
+    `B=${s.B}`,
+    `ratio=${f(s.ratio, 2)}`,
+    `snap=${s.snap ? 'on' : 'off'}`,
+    `files=${s.files}`,
+    `skipped=${s.skipped}`,
+    `pack_ms=${f(s.packMs)}`,
+    `prefill_ms=${f(s.prefillMs)}`,
+    `prefill_tok_s=${f(s.prefillTokS)}`,
+    `snap_ms=${f(s.snapMs, 2)}`,
+    `ttft_ms=${f(s.ttftMs)}`,
+    `decode_tokens=${s.decodeTokens}`,
+    `decode_tok_s=${f(s.decodeTokS)}`,
+    `n_kv=${s.nKvBefore}->${s.nKvAfter}`,
+    `kv_bytes=${s.kvBytesBefore}->${s.kvBytesAfter}`,
+    `stop=${s.stopReason}`,
+  ].join(' ');
+}

@@ -1,0 +1,33 @@
+/** A command-line usage error: printed as one line, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/**
+ * Parses an integer option.
+ * @throws UsageError when the value is not an integer within [min, max].
+ */
+export function intOption(name: string, value: string | undefined, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return def;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`--${name} must be an integer in [${min}, ${max}] (got '${value}')`);
+  }
+  return n;
+}
+
+/**
+ * Parses a number option.
+ * @throws UsageError when the value is not a finite number within [min, max].
+ */
+export function numberOption(name: string, value: string | undefined, def: number, min: number, max: number): number {
+  if (value === undefined) return def;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new UsageError(`--${name} must be a number in [${min}, ${max}] (got '${value}')`);
+  }
+  return n;
+}

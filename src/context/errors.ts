@@ -1,0 +1,56 @@
+/**
+ * Returns the error an aborted operation rejects with: the signal's `reason` itself when it
+ * is already an error named `'AbortError'` (what `AbortController.abort()` with no argument
+ * produces), otherwise a new `DOMException` named `'AbortError'` whose `cause` is `reason`.
+ * Callers can therefore always test `err.name === 'AbortError'`.
+ */
+export function abortError(reason?: unknown): Error {
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  const error: Error = new DOMException('Packing the repository was aborted', 'AbortError');
+  if (reason !== undefined) {
+    Object.defineProperty(error, 'cause', { value: reason, configurable: true, writable: true });
+  }
+  return error;
+}
+
+/** Throws `abortError(signal.reason)` if `signal` is aborted; does nothing otherwise. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortError(signal.reason);
+}
+
+/**
+ * Resolves or rejects like `promise`, but rejects with an AbortError as soon as `signal`
+ * aborts, without waiting for `promise` (whose eventual result is then ignored).
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(abortError(signal.reason));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortError(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The errno code of an fs error (e.g. `'EACCES'`), else its message, else `'unknown error'`. */
+export function errorCode(err: unknown): string {
+  if (typeof err === 'object' && err !== null) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const message = (err as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  }
+  return 'unknown error';
+}

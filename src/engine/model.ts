@@ -1,0 +1,97 @@
+/**
+ * A loaded GGUF model: tokenizer, metadata, chat template. Wraps `llama_model`.
+ */
+import fs from 'node:fs';
+import { ModelLoadError } from './errors';
+import { loadAddon, type NativeModel, type NativeModelInfo } from './native';
+
+/** Options of {@link loadModel}. */
+export interface LoadModelOptions {
+  /** Layers to offload to the GPU (0 = CPU only; a large number = all). Default 0. */
+  gpuLayers?: number;
+}
+
+/** A chat message for the model's chat template. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** GGUF files start with these four bytes. */
+const GGUF_MAGIC = Buffer.from('GGUF', 'ascii');
+
+/**
+ * Loads a GGUF model with llama.cpp (`llama_model_load_from_file`), on a worker thread.
+ * @throws ModelLoadError when the file is missing, not a GGUF, or llama.cpp cannot load it.
+ */
+export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<EngineModel> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (e) {
+    throw new ModelLoadError(`cannot open the model file '${file}': ${(e as NodeJS.ErrnoException).code ?? e}`);
+  }
+  try {
+    const head = Buffer.alloc(4);
+    const n = fs.readSync(fd, head, 0, 4, 0);
+    if (n < 4 || !head.equals(GGUF_MAGIC)) {
+      throw new ModelLoadError(`'${file}' is not a GGUF model file (expected the magic 'GGUF')`);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  const addon = loadAddon();
+  let native: NativeModel;
+  try {
+    native = await addon.loadModel(file, { gpuLayers: options.gpuLayers ?? 0 });
+  } catch (e) {
+    throw new ModelLoadError((e as Error).message);
+  }
+  return new EngineModel(file, native);
+}
+
+/** A loaded model. Dispose it when done (sessions keep it alive while they exist). */
+export class EngineModel {
+  /** Metadata (layers, heads, vocabulary, chat template), read once. */
+  readonly info: NativeModelInfo;
+
+  constructor(readonly path: string, readonly native: NativeModel) {
+    this.info = native.info();
+  }
+
+  /**
+   * Tokenizes text. `addSpecial` adds BOS when the model wants it; `parseSpecial` turns
+   * special-token text (e.g. `<|im_start|>`) into the special tokens (use it for templated
+   * prompts only, never for repository text).
+   */
+  tokenize(text: string, { addSpecial = false, parseSpecial = false } = {}): Int32Array {
+    return this.native.tokenize(text, addSpecial, parseSpecial);
+  }
+
+  /** Text of a token sequence. */
+  detokenize(tokens: ArrayLike<number>, renderSpecial = false): string {
+    return this.native.detokenize(Int32Array.from(tokens), renderSpecial);
+  }
+
+  /** Raw UTF-8 bytes of one token (may be part of a character). */
+  tokenBytes(token: number): Buffer {
+    return this.native.tokenToPiece(token, false);
+  }
+
+  /** Whether the token ends generation (EOS, EOT, …). */
+  isEndOfGeneration(token: number): boolean {
+    return this.native.isEog(token);
+  }
+
+  /**
+   * Formats messages with the model's chat template (llama.cpp's built-in templates), or
+   * returns null when the model has none that llama.cpp knows.
+   */
+  applyChatTemplate(messages: ChatMessage[], addAssistant = true): string | null {
+    return this.native.applyChatTemplate(messages, addAssistant);
+  }
+
+  dispose(): void {
+    this.native.dispose();
+  }
+}

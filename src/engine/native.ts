@@ -1,0 +1,134 @@
+/**
+ * Loads the RepoSnap N-API addon (native/addon, built by native/build.mjs) and types its surface.
+ * The addon wraps the patched llama.cpp; see native/patches for the SnapKV change.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { EngineError } from './errors';
+
+/** Model metadata, read from the GGUF through llama.cpp (`llama_model_*`). */
+export interface NativeModelInfo {
+  description: string;
+  architecture?: string;
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  nEmbd: number;
+  nCtxTrain: number;
+  /** Sliding-window size; 0 when the model attends to the whole context. */
+  nSwa: number;
+  nVocab: number;
+  bos: number;
+  eos: number;
+  /** Whether the tokenizer adds BOS by itself. */
+  addBos: boolean;
+  sizeBytes: number;
+  nParams: number;
+  /** Jinja chat template from the GGUF metadata, or null. */
+  chatTemplate: string | null;
+}
+
+/** `llama_model` handle. */
+export interface NativeModel {
+  info(): NativeModelInfo;
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
+  /** Raw bytes of one token's piece (may end inside a UTF-8 character). */
+  tokenToPiece(token: number, renderSpecial: boolean): Buffer;
+  detokenize(tokens: Int32Array, renderSpecial: boolean): string;
+  isEog(token: number): boolean;
+  /** llama.cpp's built-in template engine; null when the model has no template it knows. */
+  applyChatTemplate(messages: { role: string; content: string }[], addAssistant: boolean): string | null;
+  dispose(): void;
+}
+
+/** Options of `llama_init_from_model` that RepoSnap exposes. */
+export interface NativeSessionOptions {
+  contextSize?: number;
+  batchSize?: number;
+  ubatchSize?: number;
+  seqMax?: number;
+  threads?: number;
+  threadsBatch?: number;
+  flashAttention?: 'on' | 'off' | 'auto';
+  typeK?: KvCacheType;
+  typeV?: KvCacheType;
+}
+
+/** KV cache element types (ggml type names). Quantized V needs flash attention. */
+export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1';
+
+/** Result of `llama_snapkv_compact` (status 0: compacted, 1: nothing to do, < 0: error). */
+export interface NativeSnapResult {
+  status: number;
+  error: string;
+  L: number;
+  B: number;
+  nLayer: number;
+  nHeadKv: number;
+  ms: number;
+}
+
+/** `llama_snapkv_get_kv_stats`: cache occupancy seen by one sequence. */
+export interface NativeKvStats {
+  cells: number;
+  cellsUsed: number;
+  nKv: number;
+  kvSize: number;
+  bytesPerCell: number;
+  kvBytes: number;
+}
+
+/** `llama_context` handle with its batch and sampler. One operation at a time. */
+export interface NativeSession {
+  decode(tokens: Int32Array, pos0: number, seqId: number, logits: 'last' | 'all' | 'none'): Promise<void>;
+  logits(i: number): Float32Array;
+  setSampler(opts: { temperature?: number; topP?: number; seed?: number }): void;
+  sample(i?: number): number;
+  snapCapture(seqId: number, window: number): void;
+  snap(seqId: number, params: { window: number; budget: number; kernel: number; pooling: 'max' | 'avg'; force?: boolean; keepScores?: boolean }): Promise<NativeSnapResult>;
+  snapKept(): Int32Array;
+  snapScores(): Float32Array;
+  kvStats(seqId: number): NativeKvStats;
+  seqPosMax(seqId: number): number;
+  seqRm(seqId: number, p0: number, p1: number): boolean;
+  clear(): void;
+  setThreads(threads: number, threadsBatch: number): void;
+  dispose(): void;
+}
+
+/** The addon's exports. */
+export interface NativeAddon {
+  loadModel(path: string, opts: { gpuLayers?: number; useMmap?: boolean }): Promise<NativeModel>;
+  Session: new (model: NativeModel, opts: NativeSessionOptions) => NativeSession;
+  systemInfo(): string;
+}
+
+let cached: NativeAddon | undefined;
+
+/**
+ * The package root: the folder holding package.json, found upwards from this file
+ * (src/engine when run from source, dist when bundled).
+ */
+export function packageRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 5; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new EngineError('cannot find the RepoSnap package root');
+}
+
+/**
+ * Loads the addon once. `REPOSNAP_ADDON` overrides the path (e.g. a CUDA build).
+ * @throws EngineError when the addon was not built.
+ */
+export function loadAddon(): NativeAddon {
+  if (cached) return cached;
+  const file = process.env.REPOSNAP_ADDON ?? path.join(packageRoot(), 'native', 'build', 'reposnap.node');
+  if (!fs.existsSync(file)) {
+    throw new EngineError(`the native engine is not built (${file} is missing): run 'npm run build'`);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  cached = require(file) as NativeAddon;
+  return cached;
+}

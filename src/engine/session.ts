@@ -1,0 +1,335 @@
+/**
+ * A session: one llama.cpp context holding one sequence (seq 0), with prefill, SnapKV and
+ * decode. Mirrors `llama_context`; every long operation reports progress and takes an
+ * AbortSignal, and is cancelled between ubatches.
+ */
+import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
+import type { EngineModel } from './model';
+import { loadAddon, type KvCacheType, type NativeKvStats, type NativeSession } from './native';
+import { defaultThreads } from './threads';
+
+/** Options of {@link createSession}. */
+export interface SessionOptions {
+  /** Context size in tokens (KV cells). Default 4096. */
+  contextSize?: number;
+  /** Tokens per decode call and per ubatch (prefill granularity, cancellation latency). Default 512. */
+  batchSize?: number;
+  /** Flash attention: 'auto' lets llama.cpp decide. Default 'auto'. */
+  flashAttention?: 'on' | 'off' | 'auto';
+  /** KV cache element type for K and V. Default 'f16'. Quantized V needs flash attention. */
+  kvCacheType?: KvCacheType;
+  /** Decode threads (single-token steps). Default: see {@link defaultThreads}. */
+  threads?: number;
+  /** Prefill threads (batches). Default: see {@link defaultThreads}. */
+  threadsBatch?: number;
+  /** Observation window w armed for SnapKV capture before prefill (0 = no SnapKV). Default 32. */
+  snapWindow?: number;
+}
+
+/** Progress of a prefill. */
+export interface PrefillProgress {
+  /** Tokens decoded so far (of this call). */
+  done: number;
+  total: number;
+  /** Tokens per second so far. */
+  tokensPerSecond: number;
+}
+
+/** SnapKV parameters (Li et al. 2024, sec. 4). */
+export interface SnapParams {
+  /** Observation window w [tokens]: must equal the session's `snapWindow`. */
+  window: number;
+  /** Budget B [cells per layer and KV head], window included. Either budget or ratio. */
+  budget?: number;
+  /** Budget as a fraction of L (B = round(ratio·L), at least w). */
+  ratio?: number;
+  /** Pooling kernel size, odd. Default 7. */
+  kernel?: number;
+  /** Pooling type. Default 'max'. */
+  pooling?: 'max' | 'avg';
+  /** Run the compaction even when L ≤ B (keep-all, to verify the operation). */
+  force?: boolean;
+  /** Keep the pooled scores for {@link EngineSession.snapScores}. */
+  keepScores?: boolean;
+}
+
+/** Outcome of {@link EngineSession.snap}. */
+export interface SnapResult {
+  /** Tokens (cells) of the sequence before. */
+  L: number;
+  /** Cells kept per layer and KV head (== L when nothing was done). */
+  B: number;
+  /** False when L ≤ B (nothing to do). */
+  compacted: boolean;
+  nLayer: number;
+  nHeadKv: number;
+  /** Wall time of the compaction graph and cell update [ms]. */
+  ms: number;
+}
+
+/** Sampling settings for {@link EngineSession.generate}. */
+export interface Sampling {
+  /** 0 (default) = greedy. */
+  temperature?: number;
+  /** Nucleus sampling mass, 1 = off. */
+  topP?: number;
+  seed?: number;
+}
+
+/** Options of {@link EngineSession.generate}. */
+export interface GenerateOptions {
+  maxTokens?: number;
+  sampling?: Sampling;
+  /** Strings that end generation (not included in the output). */
+  stop?: string[];
+  signal?: AbortSignal;
+}
+
+/** Cache statistics of the session's sequence. */
+export interface SessionStats extends NativeKvStats {
+  /** Next position (tokens seen by the sequence, compressed or not). */
+  nPast: number;
+}
+
+/**
+ * Creates a session on a loaded model (`llama_init_from_model`, unified KV cache, one sequence).
+ * @throws EngineError when the context cannot be created (too large for memory, bad cache type).
+ */
+export function createSession(model: EngineModel, options: SessionOptions = {}): EngineSession {
+  const addon = loadAddon();
+  const threads = defaultThreads();
+  const batchSize = options.batchSize ?? 512;
+  let native: NativeSession;
+  try {
+    native = new addon.Session(model.native, {
+      contextSize: options.contextSize ?? 4096,
+      batchSize,
+      ubatchSize: batchSize,
+      seqMax: 1,
+      threads: options.threads ?? threads.threads,
+      threadsBatch: options.threadsBatch ?? threads.threadsBatch,
+      flashAttention: options.flashAttention ?? 'auto',
+      typeK: options.kvCacheType ?? 'f16',
+      typeV: options.kvCacheType ?? 'f16',
+    });
+  } catch (e) {
+    throw new EngineError((e as Error).message);
+  }
+  const session = new EngineSession(model, native, options.contextSize ?? 4096, batchSize);
+  const w = options.snapWindow ?? 32;
+  if (w > 0) session.armSnap(w);
+  return session;
+}
+
+/** One sequence in one llama.cpp context. Operations must not overlap (await each). */
+export class EngineSession {
+  private nPast = 0;
+  private busy = false;
+  private window = 0;
+
+  constructor(
+    readonly model: EngineModel,
+    readonly native: NativeSession,
+    readonly contextSize: number,
+    readonly batchSize: number,
+  ) {}
+
+  /** Next position: tokens the sequence has seen. */
+  get position(): number {
+    return this.nPast;
+  }
+
+  /** Arms the SnapKV window capture (`llama_snapkv_capture`) for the next prefill. */
+  armSnap(window: number): void {
+    this.native.snapCapture(0, window);
+    this.window = window;
+  }
+
+  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.busy) throw new EngineError('the session is busy with another operation');
+    this.busy = true;
+    try {
+      return await fn();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * Appends tokens to the sequence (positions nPast…), in chunks of `batchSize`, and keeps the
+   * logits of the last token. Cancellation is checked between chunks, so it takes effect within
+   * one ubatch; the tokens decoded before it stay in the cache (see `position`).
+   * @throws ContextOverflowError when the tokens do not fit the context; AbortError on cancel.
+   */
+  prefill(tokens: ArrayLike<number>, opts: { onProgress?: (p: PrefillProgress) => void; signal?: AbortSignal } = {}): Promise<void> {
+    return this.exclusive(async () => {
+      const total = tokens.length;
+      if (total === 0) return;
+      if (this.nPast + total > this.contextSize) {
+        throw new ContextOverflowError(
+          `the prompt needs ${this.nPast + total} tokens but the context holds ${this.contextSize}: raise the context size or pack less`,
+        );
+      }
+      const all = Int32Array.from(tokens);
+      const t0 = performance.now();
+      for (let i = 0; i < total; i += this.batchSize) {
+        throwIfAborted(opts.signal);
+        const chunk = all.subarray(i, Math.min(total, i + this.batchSize));
+        const last = i + chunk.length >= total;
+        await this.native.decode(chunk, this.nPast, 0, last ? 'last' : 'none');
+        this.nPast += chunk.length;
+        const done = i + chunk.length;
+        opts.onProgress?.({ done, total, tokensPerSecond: done / ((performance.now() - t0) / 1000) });
+      }
+    });
+  }
+
+  /**
+   * Compresses the sequence's KV cache with SnapKV (`llama_snapkv_compact`): per layer and KV
+   * head, keeps the top (B − w) prefix positions by pooled window attention plus the window,
+   * and compacts them into cells [0, B). Decoding continues at the same position.
+   * @throws SnapRefusedError when a guard refuses (the cache is unchanged: fall back to full attention).
+   */
+  snap(params: SnapParams): Promise<SnapResult> {
+    return this.exclusive(async () => {
+      if (params.window !== this.window) {
+        throw new SnapRefusedError(`the observation window (${params.window}) differs from the armed capture (${this.window})`, -1);
+      }
+      const L = this.native.kvStats(0).cells;
+      const budget = params.budget ?? Math.max(params.window, Math.round((params.ratio ?? 1) * L));
+      const r = await this.native.snap(0, {
+        window: params.window,
+        budget,
+        kernel: params.kernel ?? 7,
+        pooling: params.pooling ?? 'max',
+        force: params.force ?? false,
+        keepScores: params.keepScores ?? false,
+      });
+      if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
+      return { L: r.L, B: r.B, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+    });
+  }
+
+  /** Positions kept by the last snap: [nLayer][nHeadKv][B], ascending original positions. */
+  snapKept(): Int32Array {
+    return this.native.snapKept();
+  }
+
+  /** Pooled scores of the last snap (keepScores): [nLayer][nHeadKv][L − w]. */
+  snapScores(): Float32Array {
+    return this.native.snapScores();
+  }
+
+  /** Logits of the last decoded token (length n_vocab). */
+  lastLogits(): Float32Array {
+    return this.native.logits(-1);
+  }
+
+  /**
+   * Decodes one token at the next position and returns its logits (teacher forcing; used by
+   * tests and fidelity benchmarks).
+   */
+  step(token: number): Promise<Float32Array> {
+    return this.exclusive(async () => {
+      if (this.nPast + 1 > this.contextSize) throw new ContextOverflowError('the context is full');
+      await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
+      this.nPast += 1;
+      return this.native.logits(-1);
+    });
+  }
+
+  /**
+   * Generates text after the prefilled prompt, yielding decoded text pieces as they complete
+   * (whole UTF-8 characters). Stops at end-of-generation, a stop string, maxTokens (default
+   * 256), the end of the context, or the signal (then it returns quietly).
+   */
+  async *generate(opts: GenerateOptions = {}): AsyncGenerator<string, GenerateSummary> {
+    if (this.busy) throw new EngineError('the session is busy with another operation');
+    this.busy = true;
+    const decoder = new TextDecoder('utf-8', { fatal: false });
+    const maxTokens = opts.maxTokens ?? 256;
+    const stops = (opts.stop ?? []).filter((s) => s.length > 0);
+    const holdBack = stops.reduce((m, s) => Math.max(m, s.length - 1), 0);
+    this.native.setSampler(opts.sampling ?? {});
+    let pending = '';
+    let nTokens = 0;
+    let reason: GenerateSummary['reason'] = 'maxTokens';
+    const t0 = performance.now();
+    try {
+      while (nTokens < maxTokens) {
+        if (opts.signal?.aborted) {
+          reason = 'aborted';
+          break;
+        }
+        const token = this.native.sample(-1);
+        if (this.model.isEndOfGeneration(token)) {
+          reason = 'eog';
+          break;
+        }
+        nTokens++;
+        pending += decoder.decode(this.model.tokenBytes(token), { stream: true });
+        const hit = firstStop(pending, stops);
+        if (hit >= 0) {
+          pending = pending.slice(0, hit);
+          reason = 'stop';
+          break;
+        }
+        const emit = pending.length - holdBack;
+        if (emit > 0) {
+          yield pending.slice(0, emit);
+          pending = pending.slice(emit);
+        }
+        if (this.nPast + 1 > this.contextSize) {
+          reason = 'contextFull';
+          break;
+        }
+        await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
+        this.nPast += 1;
+      }
+      pending += decoder.decode();
+      if (pending.length > 0) yield pending;
+    } finally {
+      this.busy = false;
+    }
+    return { tokens: nTokens, ms: performance.now() - t0, reason };
+  }
+
+  /** Cache occupancy of the sequence (cells, n_kv, bytes). */
+  stats(): SessionStats {
+    return { ...this.native.kvStats(0), nPast: this.nPast };
+  }
+
+  /** Empties the cache (positions restart at 0). */
+  clear(): void {
+    this.native.clear();
+    this.nPast = 0;
+  }
+
+  /** Drops the tokens from position `pos` on (e.g. after a cancelled prefill). */
+  truncate(pos: number): void {
+    if (!this.native.seqRm(0, pos, -1)) throw new EngineError(`cannot truncate the sequence at ${pos}`);
+    this.nPast = Math.min(this.nPast, pos);
+  }
+
+  dispose(): void {
+    this.native.dispose();
+  }
+}
+
+/** How a generation ended. */
+export interface GenerateSummary {
+  tokens: number;
+  ms: number;
+  reason: 'eog' | 'stop' | 'maxTokens' | 'contextFull' | 'aborted';
+}
+
+function firstStop(text: string, stops: string[]): number {
+  let best = -1;
+  for (const s of stops) {
+    const i = text.indexOf(s);
+    if (i >= 0 && (best < 0 || i < best)) best = i;
+  }
+  return best;
+}
+
+export { AbortError };
