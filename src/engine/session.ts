@@ -299,6 +299,11 @@ export class EngineSession {
     return { ...this.native.kvStats(0), nPast: this.nPast };
   }
 
+  /** Highest position the cache holds for the sequence (`llama_memory_seq_pos_max`), -1 when empty. */
+  lastPosition(): number {
+    return this.native.seqPosMax(0);
+  }
+
   /** Empties the cache (positions restart at 0). */
   clear(): void {
     this.native.clear();

@@ -1,0 +1,83 @@
+/**
+ * `reposnap ask` end to end, as a user runs it: a child process on this project's own source
+ * tree with the tiny model. Bad input gets one line on stderr and a non-zero exit, never a stack.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { checkTinyModel } from '../helpers/models';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'reposnap.js');
+
+function reposnap(...args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Parses `stats: k=v …` into a record. */
+function parseStats(stderr: string): Record<string, string> {
+  const line = stderr.split('\n').find((l) => l.startsWith('stats: '));
+  assert.ok(line, `no stats line in:\n${stderr}`);
+  return Object.fromEntries(line.slice('stats: '.length).split(' ').map((kv) => kv.split('=') as [string, string]));
+}
+
+test('ask answers a question about this repository with SnapKV active (B < L)', () => {
+  const model = checkTinyModel();
+  const r = reposnap('ask', '--repo', ROOT, '--model', model, '--max-tokens', '32', 'Where is the SnapKV budget chosen?');
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stdout.trim().length > 0, 'empty answer');
+  const s = parseStats(r.stderr);
+  const L = Number(s.L);
+  const B = Number(s.B);
+  assert.ok(L > 1024, `L = ${L}: the packed repository should fill most of the 2048-token context`);
+  assert.equal(B, 1024, 'default budget');
+  assert.ok(B < L);
+  assert.equal(s.snap, 'on');
+  assert.ok(Number(s.files) > 0);
+  assert.equal(s.ratio, (B / L).toFixed(2));
+  const [kvBefore, kvAfter] = s.kv_bytes!.split('->').map(Number);
+  assert.equal(kvAfter! / kvBefore!, B / L, 'KV bytes shrink by B/L');
+});
+
+test('ask --no-snap answers with full attention (B = L), --json prints one JSON object', () => {
+  const model = checkTinyModel();
+  const r = reposnap('ask', '--repo', path.join(ROOT, 'src'), '--model', model, '--max-tokens', '8', '--no-snap', '--json', 'What does the packer do?');
+  assert.equal(r.code, 0, r.stderr);
+  const json = JSON.parse(r.stderr.trim().split('\n').pop()!);
+  assert.equal(json.snap, false);
+  assert.equal(json.B, json.L);
+  assert.equal(json.decodeTokens, 8);
+});
+
+test('bad input: one-line errors and non-zero exits, no stack traces', () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    const notModel = path.join(tmp, 'not-a-model.gguf');
+    fs.writeFileSync(notModel, 'hello, I am text');
+    const truncated = path.join(tmp, 'truncated.gguf');
+    fs.writeFileSync(truncated, fs.readFileSync(model).subarray(0, 4096));
+    const cases: [string[], number, RegExp][] = [
+      [['ask', '--repo', path.join(tmp, 'missing'), '--model', model, 'q'], 2, /repository .* does not exist/],
+      [['ask', '--repo', tmp, '--model', path.join(tmp, 'missing.gguf'), 'q'], 2, /model file .* does not exist/],
+      [['ask', '--repo', tmp, '--model', notModel, 'q'], 1, /not a GGUF model file/],
+      [['ask', '--repo', tmp, '--model', truncated, 'q'], 1, /failed to load the model/],
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) is too small/],
+      [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
+      [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
+      [['frobnicate'], 2, /unknown command/],
+    ];
+    for (const [args, code, pattern] of cases) {
+      const r = reposnap(...args);
+      assert.equal(r.code, code, `${args.join(' ')}: exit ${r.code}\n${r.stderr}`);
+      assert.match(r.stderr, pattern);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, `stack trace for ${args.join(' ')}`);
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
