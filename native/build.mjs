@@ -108,7 +108,10 @@ else if (gpu === 'metal') defs.push('-DGGML_METAL=ON');
 else if (gpu !== 'cpu') fail(`unknown REPOSNAP_GPU='${gpu}' (cpu, cuda, vulkan, metal)`);
 
 run('cmake', ['-S', nativeDir, '-B', cmakeDir, ...defs], { stdio: ['ignore', 'ignore', 'inherit'] });
-run('cmake', ['--build', cmakeDir, '--target', 'reposnap', '--parallel', jobs]);
+// relative paths in ccache's hashes: a clone in another folder (CI) reuses the cache
+run('cmake', ['--build', cmakeDir, '--target', 'reposnap', '--parallel', jobs], {
+  env: { ...process.env, CCACHE_BASEDIR: root, CCACHE_NOHASHDIR: 'true' },
+});
 
 const out = path.join(buildDir, gpu === 'cpu' ? 'reposnap.node' : `reposnap-${gpu}.node`);
 fs.copyFileSync(path.join(cmakeDir, 'reposnap.node'), out);

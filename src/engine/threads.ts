@@ -1,11 +1,16 @@
 /**
  * Default thread counts of the engine.
  *
- * Measured on the 2-vCPU machines this project runs on (bench/threads): llama.cpp's decode is
- * memory-bound and its threads spin-wait between graph nodes, so more threads than physical
- * cores, or threads that compete with another busy process, make decode slower, not faster
- * (node-llama-cpp 3.21.1's default took ~0.5 s a token on a 260K-parameter model here, against
- * ~3 ms with one thread). Prefill is compute-bound and scales with cores.
+ * Measured on the 2-vCPU machines this project runs on (`npm run bench:threads`, one run):
+ *
+ *   model                          threads  decode ms/token      prefill tok/s
+ *   stories260K (head size 8)      1 / 2    0.52 / 1.98 (FA off)  3184 / 5397
+ *   synthetic 8×1024, head 64, f16 1 / 2    7.46 / 8.19 (FA off)   702 / 1341
+ *                                  1 / 2    7.64 / 6.94 (FA on)    819 / 1595
+ *
+ * Decode is memory-bound and llama.cpp's threads spin-wait at every graph node: a thread that
+ * competes with Node's own thread for a core costs more than it brings (node-llama-cpp 3.21.1's
+ * default took ~0.5 s a token on the 260K model here). Prefill is compute-bound and scales.
  */
 import os from 'node:os';
 
@@ -16,12 +21,13 @@ export interface ThreadCounts {
 }
 
 /**
- * Defaults: prefill on every available core, decode on every available core up to 4
- * (beyond that memory bandwidth, not compute, limits decode). `REPOSNAP_THREADS` overrides both.
+ * Defaults: prefill on every available core; decode on all cores but one (leaving one to
+ * Node's event loop), at most 8 (beyond that memory bandwidth limits decode).
+ * `REPOSNAP_THREADS` overrides both.
  */
 export function defaultThreads(): ThreadCounts {
   const env = Number(process.env.REPOSNAP_THREADS);
   if (Number.isInteger(env) && env > 0) return { threads: env, threadsBatch: env };
   const cores = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
-  return { threads: Math.min(cores, 4), threadsBatch: cores };
+  return { threads: Math.min(8, Math.max(1, cores - 1)), threadsBatch: cores };
 }
