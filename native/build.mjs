@@ -113,6 +113,10 @@ run('cmake', ['--build', cmakeDir, '--target', 'reposnap', '--parallel', jobs], 
   env: { ...process.env, CCACHE_BASEDIR: root, CCACHE_NOHASHDIR: 'true' },
 });
 
+// the engine's identity: state files record it and refuse to load across engine changes
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+fs.writeFileSync(path.join(buildDir, 'engine.json'), JSON.stringify({ version: `${pkg.version}+${stamp.slice(0, 12)}`, llamaCpp: tag, patches }, null, 2) + '\n');
+
 const out = path.join(buildDir, gpu === 'cpu' ? 'reposnap.node' : `reposnap-${gpu}.node`);
 fs.copyFileSync(path.join(cmakeDir, 'reposnap.node'), out);
 console.log(`[native] built ${path.relative(root, out)}`);

@@ -6,6 +6,10 @@
 #include <napi.h>
 
 #include "llama.h"
+#include "gguf.h"
+
+#include <cmath>
+#include <random>
 
 #include <cstdio>
 #include <cstdlib>
@@ -303,11 +307,15 @@ public:
             InstanceMethod("sample",       &Session::Sample),
             InstanceMethod("snapCapture",  &Session::SnapCapture),
             InstanceMethod("snap",         &Session::Snap),
+            InstanceMethod("compactKept",  &Session::CompactKept),
+            InstanceMethod("stateGet",     &Session::StateGet),
+            InstanceMethod("stateSet",     &Session::StateSet),
             InstanceMethod("snapKept",     &Session::SnapKept),
             InstanceMethod("snapScores",   &Session::SnapScores),
             InstanceMethod("kvStats",      &Session::KvStats),
             InstanceMethod("seqPosMax",    &Session::SeqPosMax),
             InstanceMethod("seqRm",        &Session::SeqRm),
+            InstanceMethod("seqCp",        &Session::SeqCp),
             InstanceMethod("clear",        &Session::Clear),
             InstanceMethod("setThreads",   &Session::SetThreads),
             InstanceMethod("dispose",      &Session::Dispose),
@@ -526,6 +534,113 @@ private:
         return pr;
     }
 
+    class CompactKeptWorker : public Napi::AsyncWorker {
+    public:
+        CompactKeptWorker(Napi::Env env, Session * s, llama_seq_id seq, int32_t budget, std::vector<int32_t> kept)
+            : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), s(s), seq(seq), budget(budget), kept(std::move(kept)) {}
+        Napi::Promise::Deferred deferred;
+        Session * s;
+        llama_seq_id seq;
+        int32_t budget;
+        std::vector<int32_t> kept;
+        llama_snapkv_result res = {};
+        int32_t status = 0;
+        std::string error;
+        void Execute() override {
+            status = llama_snapkv_compact_kept(s->ctx, seq, budget, kept.data(), kept.size(), &res);
+            if (status < 0) {
+                error = llama_snapkv_last_error(s->ctx);
+            }
+        }
+        void OnOK() override {
+            auto env = Env();
+            Napi::Object o = Napi::Object::New(env);
+            o.Set("status",  status);
+            o.Set("error",   error);
+            o.Set("L",       res.n_before);
+            o.Set("B",       res.n_after);
+            o.Set("nLayer",  res.n_layer);
+            o.Set("nHeadKv", res.n_head_kv);
+            o.Set("ms",      res.t_ms);
+            deferred.Resolve(o);
+        }
+        void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
+    };
+
+    // compactKept(seqId, budget, kept: Int32Array [n_layer][n_head_kv][budget] positions) -> Promise<{status, ...}>
+    Napi::Value CompactKept(const Napi::CallbackInfo & info) {
+        auto env = info.Env();
+        check(env);
+        const llama_seq_id seq = info[0].As<Napi::Number>().Int32Value();
+        const int32_t budget = info[1].As<Napi::Number>().Int32Value();
+        auto arr = info[2].As<Napi::Int32Array>();
+        std::vector<int32_t> kept(arr.Data(), arr.Data() + arr.ElementLength());
+        auto * w = new CompactKeptWorker(env, this, seq, budget, std::move(kept));
+        auto pr = w->deferred.Promise();
+        w->Queue();
+        return pr;
+    }
+
+    class StateGetWorker : public Napi::AsyncWorker {
+    public:
+        StateGetWorker(Napi::Env env, Session * s, llama_seq_id seq)
+            : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), s(s), seq(seq) {}
+        Napi::Promise::Deferred deferred;
+        Session * s;
+        llama_seq_id seq;
+        std::vector<uint8_t> data;
+        void Execute() override {
+            data.resize(llama_state_seq_get_size(s->ctx, seq));
+            const size_t n = llama_state_seq_get_data(s->ctx, data.data(), data.size(), seq);
+            if (n == 0 && !data.empty()) {
+                SetError("failed to copy the sequence state");
+            }
+            data.resize(n);
+        }
+        void OnOK() override { deferred.Resolve(Napi::Buffer<uint8_t>::Copy(Env(), data.data(), data.size())); }
+        void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
+    };
+
+    // stateGet(seqId) -> Promise<Buffer>: llama_state_seq_get_data (cells, positions, K and V)
+    Napi::Value StateGet(const Napi::CallbackInfo & info) {
+        auto env = info.Env();
+        check(env);
+        auto * w = new StateGetWorker(env, this, info[0].As<Napi::Number>().Int32Value());
+        auto pr = w->deferred.Promise();
+        w->Queue();
+        return pr;
+    }
+
+    class StateSetWorker : public Napi::AsyncWorker {
+    public:
+        StateSetWorker(Napi::Env env, Session * s, llama_seq_id seq, Napi::Buffer<uint8_t> buf)
+            : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), s(s), seq(seq),
+              ref(Napi::Persistent(buf)), data(buf.Data()), size(buf.Length()) {}
+        Napi::Promise::Deferred deferred;
+        Session * s;
+        llama_seq_id seq;
+        Napi::Reference<Napi::Buffer<uint8_t>> ref; // keeps the bytes alive while the worker runs
+        const uint8_t * data;
+        size_t size;
+        void Execute() override {
+            if (llama_state_seq_set_data(s->ctx, data, size, seq) == 0) {
+                SetError("llama.cpp rejected the sequence state (another model or context settings, or not enough free cells)");
+            }
+        }
+        void OnOK() override { deferred.Resolve(Env().Undefined()); }
+        void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
+    };
+
+    // stateSet(seqId, Buffer) -> Promise<void>: llama_state_seq_set_data into an empty sequence
+    Napi::Value StateSet(const Napi::CallbackInfo & info) {
+        auto env = info.Env();
+        check(env);
+        auto * w = new StateSetWorker(env, this, info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Buffer<uint8_t>>());
+        auto pr = w->deferred.Promise();
+        w->Queue();
+        return pr;
+    }
+
     Napi::Value SnapKept(const Napi::CallbackInfo & info) {
         auto env = info.Env();
         check(env);
@@ -574,6 +689,14 @@ private:
         return Napi::Boolean::New(info.Env(), ok);
     }
 
+    // seqCp(src, dst, p0, p1): share positions [p0, p1) of src with dst (llama_memory_seq_cp)
+    Napi::Value SeqCp(const Napi::CallbackInfo & info) {
+        check(info.Env());
+        llama_memory_seq_cp(llama_get_memory(ctx), info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value(),
+                info[2].As<Napi::Number>().Int32Value(), info[3].As<Napi::Number>().Int32Value());
+        return info.Env().Undefined();
+    }
+
     Napi::Value Clear(const Napi::CallbackInfo & info) {
         check(info.Env());
         llama_memory_clear(llama_get_memory(ctx), true);
@@ -593,6 +716,137 @@ private:
     }
 };
 
+//
+// Synthetic models: llama-architecture GGUFs of a chosen shape with seeded random weights,
+// built with llama.cpp's own llama_model_init_from_user + llama_model_save_to_file.
+// Weights do not change speed; shapes do. No tokenizer ("no_vocab", n_vocab dummy tokens).
+//
+
+struct SyntheticShape {
+    uint32_t n_layer = 8, n_embd = 1024, n_head = 16, n_head_kv = 4, n_ff = 2816, n_vocab = 32000, n_ctx = 32768;
+    float    rope_freq_base = 10000.0f;
+    ggml_type wtype = GGML_TYPE_F16;
+    uint32_t seed = 1;
+};
+
+void synthetic_tensor_data(ggml_tensor * t, void * ud) {
+    const auto & sh = *(const SyntheticShape *) ud;
+    std::seed_seq sq{ sh.seed, (uint32_t) std::hash<std::string>{}(t->name) };
+    std::mt19937 gen(sq);
+    const std::string name = t->name;
+    const int64_t n_per_row = t->ne[0];
+    const int64_t nrows = ggml_nrows(t);
+    auto ends_with = [&](const char * suffix) {
+        const size_t n = strlen(suffix);
+        return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+    };
+    // llama_model_init_from_user creates every optional tensor of the architecture: make the
+    // extras identities (zero biases, unit scales and RoPE factors) so the model is a plain llama
+    if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0) {
+        GGML_ASSERT(t->type == GGML_TYPE_F32);
+        std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
+        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
+        return;
+    }
+    const bool is_norm = name.find("norm") != std::string::npos;
+    // unit-variance activations: weights ~ N(0, 1/fan_in), norms ~ 1
+    std::normal_distribution<float> dis(is_norm ? 1.0f : 0.0f, is_norm ? 0.05f : 1.0f/std::sqrt((float) n_per_row));
+    std::vector<float> f(n_per_row*nrows);
+    for (auto & x : f) x = dis(gen);
+    if (t->type == GGML_TYPE_F32) {
+        ggml_backend_tensor_set(t, f.data(), 0, ggml_nbytes(t));
+    } else {
+        std::vector<uint8_t> q(ggml_nbytes(t));
+        ggml_quantize_chunk(t->type, f.data(), q.data(), 0, nrows, n_per_row, nullptr);
+        ggml_backend_tensor_set(t, q.data(), 0, q.size());
+    }
+}
+
+class SyntheticModelWorker : public Napi::AsyncWorker {
+public:
+    SyntheticModelWorker(Napi::Env env, std::string path, SyntheticShape shape)
+        : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), path(std::move(path)), shape(shape) {}
+    Napi::Promise::Deferred deferred;
+    std::string path;
+    SyntheticShape shape;
+
+    void Execute() override {
+        gguf_context * meta = gguf_init_empty();
+        gguf_set_val_str(meta, "general.architecture", "llama");
+        gguf_set_val_str(meta, "general.name", "reposnap-synthetic");
+        gguf_set_val_u32(meta, "llama.vocab_size", shape.n_vocab);
+        gguf_set_val_u32(meta, "llama.context_length", shape.n_ctx);
+        gguf_set_val_u32(meta, "llama.embedding_length", shape.n_embd);
+        gguf_set_val_u32(meta, "llama.feed_forward_length", shape.n_ff);
+        gguf_set_val_u32(meta, "llama.block_count", shape.n_layer);
+        gguf_set_val_u32(meta, "llama.attention.head_count", shape.n_head);
+        gguf_set_val_u32(meta, "llama.attention.head_count_kv", shape.n_head_kv);
+        gguf_set_val_u32(meta, "llama.rope.dimension_count", shape.n_embd/shape.n_head);
+        gguf_set_val_f32(meta, "llama.rope.freq_base", shape.rope_freq_base);
+        gguf_set_val_f32(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+        gguf_set_val_str(meta, "tokenizer.ggml.model", "no_vocab");
+
+        // the 2-D weights in the chosen type (norms stay F32)
+        auto add = [&](const std::string & name) {
+            ggml_tensor t;
+            memset(&t, 0, sizeof(t));
+            t.type = shape.wtype;
+            ggml_set_name(&t, name.c_str());
+            gguf_add_tensor(meta, &t);
+        };
+        if (shape.wtype != GGML_TYPE_F32) {
+            add("token_embd.weight");
+            add("output.weight");
+            for (uint32_t il = 0; il < shape.n_layer; ++il) {
+                for (const char * w : { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" }) {
+                    add("blk." + std::to_string(il) + "." + w + ".weight");
+                }
+            }
+        }
+
+        llama_model_params mp = llama_model_default_params();
+        mp.n_gpu_layers = 0;
+        llama_model * model = llama_model_init_from_user(meta, synthetic_tensor_data, &shape, mp);
+        gguf_free(meta);
+        if (!model) {
+            SetError("llama_model_init_from_user failed for this shape");
+            return;
+        }
+        llama_model_save_to_file(model, path.c_str());
+        llama_model_free(model);
+    }
+    void OnOK() override { deferred.Resolve(Env().Undefined()); }
+    void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
+};
+
+// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed }) -> Promise<void>
+Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
+    auto env = info.Env();
+    backend_init();
+    Napi::Object o = info[1].As<Napi::Object>();
+    SyntheticShape sh;
+    sh.n_layer        = (uint32_t) opt<int32_t>(o, "nLayer", (int32_t) sh.n_layer);
+    sh.n_embd         = (uint32_t) opt<int32_t>(o, "nEmbd", (int32_t) sh.n_embd);
+    sh.n_head         = (uint32_t) opt<int32_t>(o, "nHead", (int32_t) sh.n_head);
+    sh.n_head_kv      = (uint32_t) opt<int32_t>(o, "nHeadKv", (int32_t) sh.n_head_kv);
+    sh.n_ff           = (uint32_t) opt<int32_t>(o, "nFf", (int32_t) sh.n_ff);
+    sh.n_vocab        = (uint32_t) opt<int32_t>(o, "nVocab", (int32_t) sh.n_vocab);
+    sh.n_ctx          = (uint32_t) opt<int32_t>(o, "nCtx", (int32_t) sh.n_ctx);
+    sh.rope_freq_base = (float) opt<double>(o, "ropeFreqBase", sh.rope_freq_base);
+    sh.seed           = (uint32_t) opt<int32_t>(o, "seed", 1);
+    sh.wtype          = parse_type(env, opt<std::string>(o, "weightType", "f16"));
+    if (sh.n_head == 0 || sh.n_head_kv == 0 || sh.n_embd % sh.n_head != 0 || sh.n_head % sh.n_head_kv != 0) {
+        throw Napi::RangeError::New(env, "need n_embd % n_head == 0 and n_head % n_head_kv == 0");
+    }
+    if (ggml_is_quantized(sh.wtype) && (sh.n_embd % ggml_blck_size(sh.wtype) != 0 || sh.n_ff % ggml_blck_size(sh.wtype) != 0)) {
+        throw Napi::RangeError::New(env, "n_embd and n_ff must be whole blocks of the weight type");
+    }
+    auto * w = new SyntheticModelWorker(env, info[0].As<Napi::String>().Utf8Value(), sh);
+    auto p = w->deferred.Promise();
+    w->Queue();
+    return p;
+}
+
 Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
     backend_init();
     return Napi::String::New(info.Env(), llama_print_system_info());
@@ -603,6 +857,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     Session::Init(env, exports);
     exports.Set("loadModel",  Napi::Function::New(env, LoadModel));
     exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+    exports.Set("createSyntheticModel", Napi::Function::New(env, CreateSyntheticModel));
     return exports;
 }
 

@@ -86,11 +86,18 @@ export interface NativeSession {
   sample(i?: number): number;
   snapCapture(seqId: number, window: number): void;
   snap(seqId: number, params: { window: number; budget: number; kernel: number; pooling: 'max' | 'avg'; force?: boolean; keepScores?: boolean }): Promise<NativeSnapResult>;
+  compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
+  /** `llama_state_seq_get_data`: the sequence's cells, positions, K and V. */
+  stateGet(seqId: number): Promise<Buffer>;
+  /** `llama_state_seq_set_data` into an empty sequence; rejects when llama.cpp refuses the bytes. */
+  stateSet(seqId: number, data: Buffer): Promise<void>;
   snapKept(): Int32Array;
   snapScores(): Float32Array;
   kvStats(seqId: number): NativeKvStats;
   seqPosMax(seqId: number): number;
   seqRm(seqId: number, p0: number, p1: number): boolean;
+  /** `llama_memory_seq_cp`: share positions [p0, p1) of src with dst (p1 < 0: to the end). */
+  seqCp(src: number, dst: number, p0: number, p1: number): void;
   clear(): void;
   setThreads(threads: number, threadsBatch: number): void;
   dispose(): void;
@@ -101,6 +108,22 @@ export interface NativeAddon {
   loadModel(path: string, opts: { gpuLayers?: number; useMmap?: boolean }): Promise<NativeModel>;
   Session: new (model: NativeModel, opts: NativeSessionOptions) => NativeSession;
   systemInfo(): string;
+  /** Writes a llama GGUF of the given shape with seeded random weights (llama_model_init_from_user). */
+  createSyntheticModel(path: string, shape: SyntheticShape): Promise<void>;
+}
+
+/** Shape of a synthetic llama model (see src/engine/synthetic.ts). */
+export interface SyntheticShape {
+  nLayer?: number;
+  nEmbd?: number;
+  nHead?: number;
+  nHeadKv?: number;
+  nFf?: number;
+  nVocab?: number;
+  nCtx?: number;
+  ropeFreqBase?: number;
+  weightType?: 'f32' | 'f16' | 'q8_0' | 'q4_0';
+  seed?: number;
 }
 
 let cached: NativeAddon | undefined;

@@ -6,7 +6,9 @@
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
 import { loadAddon, type KvCacheType, type NativeKvStats, type NativeSession } from './native';
+import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { defaultThreads } from './threads';
+import fs from 'node:fs';
 
 /** Options of {@link createSession}. */
 export interface SessionOptions {
@@ -115,7 +117,8 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
   } catch (e) {
     throw new EngineError((e as Error).message);
   }
-  const session = new EngineSession(model, native, options.contextSize ?? 4096, batchSize);
+  const cache = { typeK: options.kvCacheType ?? 'f16', typeV: options.kvCacheType ?? 'f16', flashAttention: options.flashAttention ?? 'auto' };
+  const session = new EngineSession(model, native, options.contextSize ?? 4096, batchSize, cache);
   const w = options.snapWindow ?? 32;
   if (w > 0) session.armSnap(w);
   return session;
@@ -126,13 +129,24 @@ export class EngineSession {
   private nPast = 0;
   private busy = false;
   private window = 0;
+  /** The sequence's tokens in order (positions 0…nPast−1), compressed or not. */
+  private history: number[] = [];
+  /** The last snap, recorded in state files. */
+  private lastSnap: StateHeader['snap'] = null;
 
   constructor(
     readonly model: EngineModel,
     readonly native: NativeSession,
     readonly contextSize: number,
     readonly batchSize: number,
+    /** Cache settings that change the KV bytes (state files must match them). */
+    readonly cache: { typeK: string; typeV: string; flashAttention: string },
   ) {}
+
+  /** The tokens the sequence has seen, in order. */
+  get tokens(): readonly number[] {
+    return this.history;
+  }
 
   /** Next position: tokens the sequence has seen. */
   get position(): number {
@@ -178,6 +192,7 @@ export class EngineSession {
         const last = i + chunk.length >= total;
         await this.native.decode(chunk, this.nPast, 0, last ? 'last' : 'none');
         this.nPast += chunk.length;
+        for (const t of chunk) this.history.push(t);
         const done = i + chunk.length;
         opts.onProgress?.({ done, total, tokensPerSecond: done / ((performance.now() - t0) / 1000) });
       }
@@ -206,6 +221,23 @@ export class EngineSession {
         keepScores: params.keepScores ?? false,
       });
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
+      if (r.status === 0) {
+        this.lastSnap = { L: r.L, B: r.B, window: params.window, budget, kernel: params.kernel ?? 7, pooling: params.pooling ?? 'max' };
+      }
+      return { L: r.L, B: r.B, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+    });
+  }
+
+  /**
+   * Compacts the cache keeping the given positions (`llama_snapkv_compact_kept`): any eviction
+   * policy's choice goes through the same on-device compaction as SnapKV.
+   * @param kept [nLayer][nHeadKv][budget] positions of the sequence, strictly ascending per head.
+   * @throws SnapRefusedError when the positions are invalid or a guard refuses (cache unchanged).
+   */
+  compact(budget: number, kept: Int32Array): Promise<SnapResult> {
+    return this.exclusive(async () => {
+      const r = await this.native.compactKept(0, budget, kept);
+      if (r.status < 0) throw new SnapRefusedError(`compaction refused: ${r.error}`, r.status);
       return { L: r.L, B: r.B, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
     });
   }
@@ -234,6 +266,7 @@ export class EngineSession {
       if (this.nPast + 1 > this.contextSize) throw new ContextOverflowError('the context is full');
       await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
       this.nPast += 1;
+      this.history.push(token);
       return this.native.logits(-1);
     });
   }
@@ -285,6 +318,7 @@ export class EngineSession {
         }
         await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
         this.nPast += 1;
+        this.history.push(token);
       }
       pending += decoder.decode();
       if (pending.length > 0) yield pending;
@@ -308,12 +342,70 @@ export class EngineSession {
   clear(): void {
     this.native.clear();
     this.nPast = 0;
+    this.history = [];
+    this.lastSnap = null;
   }
 
-  /** Drops the tokens from position `pos` on (e.g. after a cancelled prefill). */
+  /**
+   * Drops the tokens from position `pos` on (e.g. after a cancelled prefill).
+   * @throws EngineError on a compacted sequence (its cells no longer map to positions one to one).
+   */
   truncate(pos: number): void {
+    if (this.lastSnap) throw new EngineError('cannot truncate a compacted sequence');
     if (!this.native.seqRm(0, pos, -1)) throw new EngineError(`cannot truncate the sequence at ${pos}`);
     this.nPast = Math.min(this.nPast, pos);
+    this.history.length = Math.min(this.history.length, pos);
+  }
+
+  /** What this session's state files record and require. */
+  identity(): StateIdentity {
+    return { model: modelFingerprint(this.model.path), engine: engineVersion(), ...this.cache };
+  }
+
+  /**
+   * Saves the sequence (uncompressed or compacted) to a state file, atomically
+   * (see state-file.ts for the format). Returns the file's size in bytes.
+   * @throws the fs error when the file cannot be written (the old file, if any, is kept).
+   */
+  saveState(file: string): Promise<number> {
+    return this.exclusive(async () => {
+      const payload = await this.native.stateGet(0);
+      const header: StateHeader = { ...this.identity(), nPast: this.nPast, cells: this.native.kvStats(0).cells, snap: this.lastSnap, createdAt: Date.now() };
+      const bytes = encodeStateFile(header, this.history, payload);
+      writeFileAtomic(file, bytes);
+      return bytes.length;
+    });
+  }
+
+  /**
+   * Loads a state file into this (empty) session: decoding continues where the saved one
+   * stopped, with identical results.
+   * @throws StateFileError for a truncated, corrupted or foreign file (nothing is loaded);
+   *         EngineError when the session is not empty.
+   */
+  loadState(file: string): Promise<StateHeader> {
+    return this.exclusive(async () => {
+      if (this.nPast !== 0) throw new EngineError('loadState needs an empty session');
+      let bytes: Buffer;
+      try {
+        bytes = fs.readFileSync(file);
+      } catch (e) {
+        throw new StateFileError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+      }
+      const { header, tokens, payload } = decodeStateFile(bytes, file);
+      checkIdentity(header, this.identity(), file);
+      if (header.cells > this.contextSize) throw new StateFileError(`${file}: needs ${header.cells} cells, the context holds ${this.contextSize}`);
+      try {
+        await this.native.stateSet(0, payload);
+      } catch (e) {
+        this.native.clear();
+        throw new StateFileError(`${file}: ${(e as Error).message}`);
+      }
+      this.nPast = header.nPast;
+      this.history = Array.from(tokens);
+      this.lastSnap = header.snap;
+      return header;
+    });
   }
 
   dispose(): void {

@@ -1,0 +1,203 @@
+/**
+ * Session state files: a sequence's KV cache (`llama_state_seq_get_data`: cells, positions,
+ * K and V) with a header that says what produced it, written atomically and checked when read.
+ *
+ * Layout (little-endian):
+ *   [0]      magic "RSNP"
+ *   [4]      u32 format version (1)
+ *   [8]      u32 header length H, then H bytes of UTF-8 JSON ({@link StateHeader})
+ *   [12+H]   u32 token count T, then T × i32 token ids (the sequence's tokens in order)
+ *   [...]    u64 payload length P, then P bytes of llama.cpp sequence state
+ *   [end-32] sha256 of every byte before it
+ * A truncated, corrupted, foreign (other model, engine or cache settings) file is refused with a
+ * {@link StateFileError} before llama.cpp sees any of it.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EngineError } from './errors';
+import { packageRoot } from './native';
+
+export const STATE_MAGIC = 'RSNP';
+export const STATE_FORMAT = 1;
+
+/** What produced a state; every field must match for the state to load. */
+export interface StateIdentity {
+  /** {@link modelFingerprint} of the model file. */
+  model: string;
+  /** {@link engineVersion} of the engine that wrote it. */
+  engine: string;
+  /** KV cache element types and flash attention (they change the bytes). */
+  typeK: string;
+  typeV: string;
+  flashAttention: string;
+}
+
+/** The JSON header of a state file. */
+export interface StateHeader extends StateIdentity {
+  /** Next position of the sequence (tokens it has seen). */
+  nPast: number;
+  /** Cells the sequence holds (B after a snap, else nPast). */
+  cells: number;
+  /** The snap that produced the cache, if any. */
+  snap: { L: number; B: number; window: number; budget: number; kernel: number; pooling: string } | null;
+  /** ms since the epoch. */
+  createdAt: number;
+}
+
+/** The file is not a valid state for this model/engine/settings (truncated, corrupted, foreign). */
+export class StateFileError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateFileError';
+  }
+}
+
+const fingerprints = new Map<string, string>();
+
+/**
+ * Identity of a model file: sha256 over its size, first MiB and last MiB (hashing a multi-GB
+ * file whole would take seconds on every start). Cached per path, size and mtime.
+ */
+export function modelFingerprint(file: string): string {
+  const st = fs.statSync(file);
+  const key = `${file}\0${st.size}\0${st.mtimeMs}`;
+  const cached = fingerprints.get(key);
+  if (cached) return cached;
+  const h = createHash('sha256').update(`size:${st.size}\n`);
+  const fd = fs.openSync(file, 'r');
+  try {
+    const chunk = 1 << 20;
+    const head = Buffer.alloc(Math.min(chunk, st.size));
+    fs.readSync(fd, head, 0, head.length, 0);
+    h.update(head);
+    const tailLen = Math.min(chunk, st.size);
+    const tail = Buffer.alloc(tailLen);
+    fs.readSync(fd, tail, 0, tailLen, st.size - tailLen);
+    h.update(tail);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const fp = h.digest('hex');
+  fingerprints.set(key, fp);
+  return fp;
+}
+
+let engineVersionCache: string | undefined;
+
+/** The engine's version: package version + hash of the llama.cpp tag and patch series (native/build/engine.json). */
+export function engineVersion(): string {
+  if (engineVersionCache) return engineVersionCache;
+  const file = path.join(packageRoot(), 'native', 'build', 'engine.json');
+  try {
+    engineVersionCache = (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+  } catch {
+    throw new EngineError(`cannot read ${file}: rebuild the engine with 'npm run build'`);
+  }
+  return engineVersionCache;
+}
+
+/**
+ * Serializes a state file in memory.
+ * @param tokens the sequence's tokens (i32); payload: llama.cpp's sequence state bytes.
+ */
+export function encodeStateFile(header: StateHeader, tokens: ArrayLike<number>, payload: Uint8Array): Buffer {
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const tok = Buffer.alloc(4 * tokens.length);
+  for (let i = 0; i < tokens.length; i++) tok.writeInt32LE(tokens[i]!, 4 * i);
+  const fixed = Buffer.alloc(12);
+  fixed.write(STATE_MAGIC, 0, 'ascii');
+  fixed.writeUInt32LE(STATE_FORMAT, 4);
+  fixed.writeUInt32LE(json.length, 8);
+  const tcount = Buffer.alloc(4);
+  tcount.writeUInt32LE(tokens.length, 0);
+  const plen = Buffer.alloc(8);
+  plen.writeBigUInt64LE(BigInt(payload.length), 0);
+  const body = Buffer.concat([fixed, json, tcount, tok, plen, payload]);
+  const sum = createHash('sha256').update(body).digest();
+  return Buffer.concat([body, sum]);
+}
+
+/** A decoded, verified state file. */
+export interface DecodedState {
+  header: StateHeader;
+  tokens: Int32Array;
+  payload: Buffer;
+}
+
+/**
+ * Parses and verifies a state file's bytes: magic, format, lengths, checksum, JSON header.
+ * @throws StateFileError with what is wrong.
+ */
+export function decodeStateFile(buf: Buffer, name = 'state file'): DecodedState {
+  const bad = (why: string) => new StateFileError(`${name}: ${why}`);
+  if (buf.length < 12 + 32) throw bad(`truncated (${buf.length} bytes)`);
+  if (buf.toString('ascii', 0, 4) !== STATE_MAGIC) throw bad('not a RepoSnap state file (bad magic)');
+  const format = buf.readUInt32LE(4);
+  if (format !== STATE_FORMAT) throw bad(`format version ${format}, this engine reads ${STATE_FORMAT}`);
+  const body = buf.subarray(0, buf.length - 32);
+  const sum = createHash('sha256').update(body).digest();
+  if (!sum.equals(buf.subarray(buf.length - 32))) throw bad('checksum mismatch (truncated or corrupted)');
+  const hlen = buf.readUInt32LE(8);
+  let o = 12;
+  if (o + hlen + 4 > body.length) throw bad('header runs past the end');
+  let header: StateHeader;
+  try {
+    header = JSON.parse(buf.toString('utf8', o, o + hlen)) as StateHeader;
+  } catch {
+    throw bad('header is not valid JSON');
+  }
+  o += hlen;
+  const T = buf.readUInt32LE(o);
+  o += 4;
+  if (o + 4 * T + 8 > body.length) throw bad('token list runs past the end');
+  const tokens = new Int32Array(T);
+  for (let i = 0; i < T; i++) tokens[i] = buf.readInt32LE(o + 4 * i);
+  o += 4 * T;
+  const P = Number(buf.readBigUInt64LE(o));
+  o += 8;
+  if (o + P !== body.length) throw bad(`payload length ${P} does not match the file`);
+  return { header, tokens, payload: buf.subarray(o, o + P) };
+}
+
+/** Checks that a state was produced by this model, engine and cache settings. */
+export function checkIdentity(header: StateHeader, expected: StateIdentity, name = 'state file'): void {
+  for (const key of ['model', 'engine', 'typeK', 'typeV', 'flashAttention'] as const) {
+    if (header[key] !== expected[key]) {
+      const what = key === 'model' ? 'another model' : key === 'engine' ? 'another engine version' : `another ${key}`;
+      throw new StateFileError(`${name}: written for ${what} (${String(header[key]).slice(0, 16)} ≠ ${String(expected[key]).slice(0, 16)})`);
+    }
+  }
+}
+
+/**
+ * Writes bytes atomically: a temporary file in the same folder, fsync, rename; the folder is
+ * fsynced too. A crash leaves either the old file or the new one, never a torn one.
+ * @throws the fs error (ENOSPC, EACCES, …); the temporary file is removed.
+ */
+export function writeFileAtomic(file: string, data: Uint8Array): void {
+  const dir = path.dirname(file);
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(tmp, 'w', 0o600);
+    let off = 0;
+    while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  try {
+    const dfd = fs.openSync(dir, 'r');
+    fs.fsyncSync(dfd);
+    fs.closeSync(dfd);
+  } catch {
+    // directories cannot be fsynced on every platform; the rename is still atomic
+  }
+}

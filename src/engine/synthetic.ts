@@ -1,0 +1,29 @@
+/**
+ * Synthetic llama models for benchmarks and tests: a chosen shape with seeded random weights,
+ * written by llama.cpp itself (`llama_model_init_from_user` + `llama_model_save_to_file`), no
+ * tokenizer (`no_vocab`: feed token ids). Weights do not change speed; shapes do.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadAddon, type SyntheticShape } from './native';
+
+export type { SyntheticShape };
+
+/** A file name that encodes the shape, so that a cache folder can hold several. */
+export function syntheticName(s: SyntheticShape): string {
+  return `synthetic-l${s.nLayer}-e${s.nEmbd}-h${s.nHead}-kv${s.nHeadKv}-ff${s.nFf}-v${s.nVocab}-${s.weightType}-s${s.seed ?? 1}.gguf`;
+}
+
+/**
+ * Returns the path of a synthetic model of this shape under `dir`, creating it when missing
+ * (atomically: a temporary file, then rename).
+ */
+export async function ensureSyntheticModel(dir: string, shape: SyntheticShape): Promise<string> {
+  const file = path.join(dir, syntheticName(shape));
+  if (fs.existsSync(file)) return file;
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await loadAddon().createSyntheticModel(tmp, shape);
+  fs.renameSync(tmp, file);
+  return file;
+}

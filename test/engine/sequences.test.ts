@@ -1,0 +1,82 @@
+/**
+ * Several sequences in one context: compacting one leaves the other's cache bit-identical, and a
+ * sequence whose cells are shared with another is refused (guard).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { loadModel, type EngineModel } from '../../src/engine/model';
+import { loadAddon } from '../../src/engine/native';
+import { checkTinyModel, STORY } from '../helpers/models';
+
+let model: EngineModel;
+let a: Int32Array;
+let b: Int32Array;
+
+before(async () => {
+  model = await loadModel(checkTinyModel());
+  a = model.tokenize(STORY, { addSpecial: true });
+  b = model.tokenize('One day a cat found a box. The cat jumped in the box and slept all day. ' + STORY.slice(0, 400), { addSpecial: true });
+});
+after(() => model.dispose());
+
+function twoSeqSession() {
+  return new (loadAddon().Session)(model.native, { contextSize: 2048, seqMax: 2, threads: 1, threadsBatch: 1, flashAttention: 'off', typeK: 'f32', typeV: 'f32' });
+}
+
+async function prefill(s: ReturnType<typeof twoSeqSession>, seq: number, toks: Int32Array) {
+  for (let i = 0; i < toks.length; i += 256) await s.decode(toks.subarray(i, Math.min(toks.length, i + 256)), i, seq, 'last');
+}
+
+test('compacting one sequence leaves the other bit-identical', async () => {
+  const next = model.tokenize(' The end of the story.');
+  const run = async (compact: boolean) => {
+    const s = twoSeqSession();
+    try {
+      s.snapCapture(0, 16);
+      await prefill(s, 0, a);
+      await prefill(s, 1, b);
+      const before = await s.stateGet(1);
+      if (compact) {
+        const r = await s.snap(0, { window: 16, budget: 64, kernel: 5, pooling: 'max' });
+        assert.equal(r.status, 0, r.error);
+        assert.equal(s.kvStats(0).cells, 64);
+        assert.equal(s.kvStats(1).cells, b.length);
+      }
+      // sequence 1's cells, positions, K and V, byte for byte
+      assert.ok((await s.stateGet(1)).equals(before), 'the state of sequence 1 changed');
+      const out: Float32Array[] = [];
+      for (let i = 0; i < next.length; i++) {
+        await s.decode(next.subarray(i, i + 1), b.length + i, 1, 'last');
+        out.push(s.logits(-1));
+      }
+      return out;
+    } finally {
+      s.dispose();
+    }
+  };
+  const plain = await run(false);
+  const compacted = await run(true);
+  // the freed cells change where llama.cpp places sequence 1's next tokens (the first free cell),
+  // which reorders the attention sums: equal up to float rounding, not bit for bit
+  let maxDiff = 0;
+  for (let i = 0; i < plain.length; i++) {
+    for (let v = 0; v < plain[i]!.length; v++) maxDiff = Math.max(maxDiff, Math.abs(plain[i]![v]! - compacted[i]![v]!));
+  }
+  assert.ok(maxDiff < 1e-4, `sequence 1's logits moved by ${maxDiff}`); // f32 rounding of logits of magnitude ~10
+});
+
+test('a sequence that shares cells with another is refused, and nothing changes', async () => {
+  const s = twoSeqSession();
+  try {
+    s.snapCapture(0, 16);
+    await prefill(s, 0, a);
+    s.seqCp(0, 1, 0, -1); // llama_memory_seq_cp: sequence 1 now shares every cell of sequence 0
+    const before = s.kvStats(0);
+    const r = await s.snap(0, { window: 16, budget: 64, kernel: 5, pooling: 'max' });
+    assert.ok(r.status < 0);
+    assert.match(r.error, /shares KV cells with another sequence/);
+    assert.deepEqual(s.kvStats(0), before);
+  } finally {
+    s.dispose();
+  }
+});
