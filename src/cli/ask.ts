@@ -7,7 +7,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadModel } from '../engine/model';
 import type { KvCacheType } from '../engine/native';
-import { askRepository, DEFAULT_SNAP, type AskStats } from '../pipeline/ask';
+import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
+import { CacheStore } from '../cache/store';
+import { askRepository, DEFAULT_SNAP, type AskStats, type FollowUpMode } from '../pipeline/ask';
 import { formatStats } from './stats-line';
 import { intOption, numberOption, UsageError } from './usage';
 
@@ -31,6 +33,11 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --kv-type f16|f32|q8_0|…        KV cache type (default f16)
   --gpu-layers <n>        layers offloaded to a GPU build (default 0)
   --max-file-bytes <n>    skip files larger than this (default 262144)
+  --thread <id>           the conversation this question belongs to (follow-ups reuse its turns)
+  --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
+                          for the new question (default); continue: append to the thread's compressed cache
+  --cache-dir <dir>       cache folder (default: $REPOSNAP_CACHE_DIR or ~/.cache/reposnap, one subfolder per repository)
+  --no-cache              neither read nor write the cache
   --json                  print the stats as one JSON object instead of the key=value line
   --quiet                 no progress on stderr
 `;
@@ -61,6 +68,10 @@ export async function runAsk(args: string[]): Promise<number> {
         'kv-type': { type: 'string' },
         'gpu-layers': { type: 'string' },
         'max-file-bytes': { type: 'string' },
+        thread: { type: 'string' },
+        'follow-up': { type: 'string' },
+        'cache-dir': { type: 'string' },
+        'no-cache': { type: 'boolean' },
         json: { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -103,6 +114,10 @@ export async function runAsk(args: string[]): Promise<number> {
   const kvType = o['kv-type'] ?? 'f16';
   if (!kvTypes.includes(kvType)) throw new UsageError(`--kv-type must be one of ${kvTypes.join(', ')}`);
 
+  const followUp = o['follow-up'] ?? 'resnap';
+  if (followUp !== 'resnap' && followUp !== 'continue') throw new UsageError(`--follow-up must be resnap or continue`);
+  if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) throw new UsageError('--thread must be 1-64 letters, digits, - or _');
+
   const quiet = o.quiet || !process.stderr.isTTY;
   const progress = (line: string) => {
     if (!o.quiet && process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}`);
@@ -111,6 +126,10 @@ export async function runAsk(args: string[]): Promise<number> {
   const controller = new AbortController();
   const onSigint = () => controller.abort();
   process.once('SIGINT', onSigint);
+
+  const store = o['no-cache']
+    ? undefined
+    : CacheStore.open(workspaceCacheDir(o['cache-dir'] ?? defaultCacheRoot(), repo), { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) });
 
   const model = await loadModel(modelPath, { gpuLayers: intOption('gpu-layers', o['gpu-layers'], 0, 0) });
   let stats: AskStats;
@@ -133,6 +152,9 @@ export async function runAsk(args: string[]): Promise<number> {
           flashAttention: fa,
           kvCacheType: kvType as KvCacheType,
         },
+        store,
+        threadId: o.thread,
+        followUp: followUp as FollowUpMode,
         signal: controller.signal,
       },
       (e) => {
@@ -161,6 +183,7 @@ export async function runAsk(args: string[]): Promise<number> {
     );
   } finally {
     process.removeListener('SIGINT', onSigint);
+    await store?.flush();
     model.dispose();
   }
   await new Promise<void>((resolve) => process.stdout.write('\n', () => resolve()));

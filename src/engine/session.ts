@@ -363,43 +363,34 @@ export class EngineSession {
   }
 
   /**
-   * Saves the sequence (uncompressed or compacted) to a state file, atomically
-   * (see state-file.ts for the format). Returns the file's size in bytes.
-   * @throws the fs error when the file cannot be written (the old file, if any, is kept).
+   * Copies the sequence's cache into memory (`llama_state_seq_get_data`) with its tokens and
+   * identity: what a state file holds, without the file.
    */
-  saveState(file: string): Promise<number> {
+  snapshot(): Promise<SessionSnapshot> {
     return this.exclusive(async () => {
       const payload = await this.native.stateGet(0);
       const header: StateHeader = { ...this.identity(), nPast: this.nPast, cells: this.native.kvStats(0).cells, snap: this.lastSnap, createdAt: Date.now() };
-      const bytes = encodeStateFile(header, this.history, payload);
-      writeFileAtomic(file, bytes);
-      return bytes.length;
+      return { header, tokens: Int32Array.from(this.history), payload };
     });
   }
 
   /**
-   * Loads a state file into this (empty) session: decoding continues where the saved one
-   * stopped, with identical results.
-   * @throws StateFileError for a truncated, corrupted or foreign file (nothing is loaded);
-   *         EngineError when the session is not empty.
+   * Loads a snapshot into this (empty) session: decoding continues where the snapshot was
+   * taken, with identical results.
+   * @throws StateFileError for a foreign snapshot (other model, engine, cache settings) or bytes
+   *         llama.cpp refuses (nothing is loaded); EngineError when the session is not empty.
    */
-  loadState(file: string): Promise<StateHeader> {
+  restore(snap: SessionSnapshot, name = 'snapshot'): Promise<StateHeader> {
     return this.exclusive(async () => {
-      if (this.nPast !== 0) throw new EngineError('loadState needs an empty session');
-      let bytes: Buffer;
+      if (this.nPast !== 0) throw new EngineError('restore needs an empty session');
+      const { header, tokens, payload } = snap;
+      checkIdentity(header, this.identity(), name);
+      if (header.cells > this.contextSize) throw new StateFileError(`${name}: needs ${header.cells} cells, the context holds ${this.contextSize}`);
       try {
-        bytes = fs.readFileSync(file);
-      } catch (e) {
-        throw new StateFileError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? e}`);
-      }
-      const { header, tokens, payload } = decodeStateFile(bytes, file);
-      checkIdentity(header, this.identity(), file);
-      if (header.cells > this.contextSize) throw new StateFileError(`${file}: needs ${header.cells} cells, the context holds ${this.contextSize}`);
-      try {
-        await this.native.stateSet(0, payload);
+        await this.native.stateSet(0, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
       } catch (e) {
         this.native.clear();
-        throw new StateFileError(`${file}: ${(e as Error).message}`);
+        throw new StateFileError(`${name}: ${(e as Error).message}`);
       }
       this.nPast = header.nPast;
       this.history = Array.from(tokens);
@@ -408,9 +399,44 @@ export class EngineSession {
     });
   }
 
+  /**
+   * Saves the sequence (uncompressed or compacted) to a state file, atomically
+   * (see state-file.ts for the format). Returns the file's size in bytes.
+   * @throws the fs error when the file cannot be written (the old file, if any, is kept).
+   */
+  async saveState(file: string): Promise<number> {
+    const snap = await this.snapshot();
+    const bytes = encodeStateFile(snap.header, snap.tokens, snap.payload);
+    writeFileAtomic(file, bytes);
+    return bytes.length;
+  }
+
+  /**
+   * Loads a state file into this (empty) session.
+   * @throws StateFileError for a truncated, corrupted or foreign file (nothing is loaded);
+   *         EngineError when the session is not empty.
+   */
+  async loadState(file: string): Promise<StateHeader> {
+    if (this.nPast !== 0) throw new EngineError('loadState needs an empty session');
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(file);
+    } catch (e) {
+      throw new StateFileError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    }
+    return this.restore(decodeStateFile(bytes, file), file);
+  }
+
   dispose(): void {
     this.native.dispose();
   }
+}
+
+/** A sequence's cache in memory: what a state file holds (see state-file.ts). */
+export interface SessionSnapshot {
+  header: StateHeader;
+  tokens: Int32Array;
+  payload: Uint8Array;
 }
 
 /** How a generation ended. */

@@ -1,13 +1,19 @@
 /**
  * One question about a repository, end to end (DESIGN.md § 1):
- * pack → tokenize → prefill → SnapKV → decode, with progress, cancellation and timings.
+ * pack → restore the longest cached prefix (memory, then disk) → prefill the rest → append the
+ * thread and the question → SnapKV → decode → save the new prefix (in the background) and the
+ * thread. Follow-ups either re-snap from the uncompressed prefix (`resnap`, query-aware) or
+ * append to the thread's compressed cache (`continue`, fastest).
  * Used by the CLI and the extension; knows nothing about either.
  */
+import { hashChain } from '../cache/hash-chain';
+import { cacheKey, PROMPT_VERSION } from '../cache/identity';
+import type { CacheOutcome, CacheStore, ThreadTurn } from '../cache/store';
 import { packRepository, type PackResult } from '../context/pack';
 import { AbortError, EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
-import { concatPrompt, promptLayout, tokenizeLayout } from '../prompt/prompt';
+import { concatTokens, promptLayout, threadTokens, tokenizeLayout } from '../prompt/prompt';
 
 /** SnapKV settings of a question; `enabled: false` answers with full attention. */
 export interface SnapSettings {
@@ -24,6 +30,9 @@ export interface SnapSettings {
 /** Defaults from the SnapKV paper and its reference implementation (DESIGN.md § 3). */
 export const DEFAULT_SNAP: SnapSettings = { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max' };
 
+/** How a follow-up uses the thread: re-snap from the full prefix, or continue the compressed cache. */
+export type FollowUpMode = 'resnap' | 'continue';
+
 /** Inputs of {@link askRepository}. */
 export interface AskRequest {
   repo: string;
@@ -39,6 +48,12 @@ export interface AskRequest {
   session?: Omit<SessionOptions, 'contextSize' | 'snapWindow'>;
   /** Per-file size cap [bytes]. */
   maxFileBytes?: number;
+  /** The workspace's cache; without it every question starts cold. */
+  store?: CacheStore;
+  /** Thread the question belongs to (its earlier turns are in the store). */
+  threadId?: string;
+  /** Default 'resnap'. */
+  followUp?: FollowUpMode;
   signal?: AbortSignal;
 }
 
@@ -46,6 +61,7 @@ export interface AskRequest {
 export type AskEvent =
   | { kind: 'pack'; phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number }
   | { kind: 'packed'; pack: PackResult; promptTokens: number }
+  | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
   | { kind: 'snap'; L: number; B: number; ms: number; compacted: boolean }
   | { kind: 'notice'; message: string }
@@ -53,7 +69,7 @@ export type AskEvent =
 
 /** Measurements of one answered question (the CLI's stats line). */
 export interface AskStats {
-  /** Prompt tokens (repository prefix + question). */
+  /** Prompt tokens (repository prefix + thread + question). */
   L: number;
   /** Cells kept per layer and KV head after SnapKV (L with full attention). */
   B: number;
@@ -61,6 +77,14 @@ export interface AskStats {
   files: number;
   skipped: number;
   packMs: number;
+  /** How the cache served the question. */
+  cache: CacheOutcome;
+  /** Tokens restored from the cache instead of prefilled. */
+  reusedTokens: number;
+  /** Tokens prefilled for this question. */
+  prefilledTokens: number;
+  /** Restoring the cached state [ms]. */
+  restoreMs: number;
   prefillMs: number;
   prefillTokS: number;
   snapMs: number;
@@ -83,6 +107,14 @@ export function defaultContextSize(model: EngineModel): number {
   return Math.min(train, 8192);
 }
 
+/** Length of the common prefix of two token sequences. */
+function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
 /**
  * Answers one question. Calls `onEvent` for progress and each text piece.
  * @throws EngineError for user-facing failures (context too small, …); AbortError on cancel.
@@ -92,18 +124,21 @@ export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => v
   const model = req.model;
   const contextSize = req.contextSize ?? defaultContextSize(model);
   const maxTokens = req.maxTokens ?? 256;
+  const store = req.store;
 
-  const layout = promptLayout(model);
-  const fixed = tokenizeLayout(model, layout);
-  const question = model.tokenize(req.question);
-  const reserve = fixed.head.length + fixed.between.length + question.length + fixed.tail.length + maxTokens;
+  const layout = tokenizeLayout(model, promptLayout(model));
+  const earlier: ThreadTurn[] = (req.threadId && store?.threadIndex(req.threadId)?.turns) || [];
+  const turns = [...earlier, { question: req.question }];
+  const suffix = concatTokens([threadTokens(model, layout, turns)]);
+  const reserve = layout.head.length + suffix.length + maxTokens;
   const tokenBudget = contextSize - reserve;
   if (tokenBudget < 0) {
     throw new EngineError(
-      `the context (${contextSize} tokens) is too small for the question and the answer (${reserve} tokens): raise --context-size or lower --max-tokens`,
+      `the context (${contextSize} tokens) is too small for the question${earlier.length ? ', the thread' : ''} and the answer (${reserve} tokens): raise --context-size or lower --max-tokens`,
     );
   }
-  if (req.snap.enabled && question.length + fixed.tail.length < req.snap.window) {
+  const current = threadTokens(model, layout, [{ question: req.question }]);
+  if (req.snap.enabled && earlier.length === 0 && current.length < req.snap.window) {
     onEvent({ kind: 'notice', message: `the question is shorter than the observation window (${req.snap.window} tokens): the window also covers the end of the repository` });
   }
 
@@ -120,37 +155,116 @@ export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => v
     },
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
   });
-  const files = pack.files.map((f) => sectionTokens.get(f.text) ?? model.tokenize(f.text));
-  const prompt = concatPrompt({ ...fixed, files, question });
+  const prefix = concatTokens([layout.head, ...pack.files.map((f) => sectionTokens.get(f.text) ?? model.tokenize(f.text))]);
   const packMs = performance.now() - t0;
-  onEvent({ kind: 'packed', pack, promptTokens: prompt.length });
+  onEvent({ kind: 'packed', pack, promptTokens: prefix.length + suffix.length });
 
   const session = createSession(model, { ...req.session, contextSize, snapWindow: req.snap.enabled ? req.snap.window : 0 });
   try {
-    return await answer(session, req, prompt, pack, packMs, t0, maxTokens, onEvent);
+    return await answer({ session, req, prefix, suffix, pack, packMs, t0, maxTokens, earlier, layout, onEvent });
   } finally {
     session.dispose();
   }
 }
 
-async function answer(
-  session: EngineSession,
-  req: AskRequest,
-  prompt: Int32Array,
-  pack: PackResult,
-  packMs: number,
-  t0: number,
-  maxTokens: number,
-  onEvent: (e: AskEvent) => void,
-): Promise<AskStats> {
-  const tp = performance.now();
-  await session.prefill(prompt, { signal: req.signal, onProgress: (p) => onEvent({ kind: 'prefill', ...p }) });
-  const prefillMs = performance.now() - tp;
-  const before = session.stats();
+interface AnswerArgs {
+  session: EngineSession;
+  req: AskRequest;
+  /** head + packed files */
+  prefix: Int32Array;
+  /** earlier turns + the question */
+  suffix: Int32Array;
+  pack: PackResult;
+  packMs: number;
+  t0: number;
+  maxTokens: number;
+  earlier: ThreadTurn[];
+  layout: ReturnType<typeof tokenizeLayout>;
+  onEvent: (e: AskEvent) => void;
+}
 
-  let B = prompt.length;
+async function answer(a: AnswerArgs): Promise<AskStats> {
+  const { session, req, prefix, suffix, onEvent } = a;
+  const store = req.store;
+  const key = cacheKey({ ...session.identity(), chatTemplate: req.model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION });
+  const followUp = req.followUp ?? 'resnap';
+
+  let outcome: CacheOutcome = store ? 'miss' : 'off';
+  let reused = 0;
+  let restoreMs = 0;
+  let toPrefill: Int32Array;
+  let snapNow = req.snap.enabled;
+  const tp = performance.now();
+
+  // continue: the thread's compressed cache + this question, no re-snap
+  const thread = followUp === 'continue' && store && req.threadId && a.earlier.length > 0 ? store.loadThread(req.threadId) : undefined;
+  let continued = false;
+  if (thread) {
+    try {
+      const tr = performance.now();
+      await session.restore(thread.snap, `thread ${req.threadId}`);
+      restoreMs = performance.now() - tr;
+      continued = true;
+      outcome = 'continue';
+      reused = session.position;
+      snapNow = false;
+      store!.touch('thread', thread.index.id);
+    } catch (e) {
+      if (!(e instanceof EngineError)) throw e;
+      session.clear();
+      onEvent({ kind: 'notice', message: `the thread's cache cannot be used (${e.message}); re-snapping from the repository` });
+    }
+  }
+
+  if (continued) {
+    // the thread's cache ends with the last answer: the new turn opens with `afterAnswer`
+    toPrefill = concatTokens([a.layout.afterAnswer, req.model.tokenize(req.question), a.layout.tail]);
+  } else {
+    // resnap (or first question): restore the longest cached prefix
+    const chain = hashChain(prefix);
+    const found = store?.findPrefix(key, chain);
+    if (found) {
+      const snap = store!.loadPrefix(found.index);
+      if (snap) {
+        try {
+          const tr = performance.now();
+          await session.restore(snap, 'cached prefix');
+          const matched = commonPrefix(snap.tokens, prefix);
+          if (matched < session.position) session.truncate(matched);
+          restoreMs = performance.now() - tr;
+          reused = matched;
+          outcome = matched === prefix.length ? 'hit' : 'partial';
+          store!.touch('prefix', found.index.id);
+        } catch (e) {
+          if (!(e instanceof EngineError)) throw e;
+          session.clear();
+          onEvent({ kind: 'notice', message: `the cached prefix cannot be used (${e.message}); prefilling the repository` });
+        }
+      }
+    }
+    onEvent({ kind: 'cache', outcome, reusedTokens: reused });
+    const rest = prefix.subarray(session.position);
+    if (rest.length > 0) {
+      await session.prefill(rest, { signal: req.signal, onProgress: (p) => onEvent({ kind: 'prefill', ...p, total: rest.length + suffix.length }) });
+    }
+    if (store && outcome !== 'hit' && store.isEnabled) store.savePrefix(key, chain, await session.snapshot());
+    toPrefill = suffix;
+  }
+  if (continued) onEvent({ kind: 'cache', outcome, reusedTokens: reused });
+
+  const done0 = continued ? 0 : prefix.length - reused;
+  await session.prefill(toPrefill, {
+    signal: req.signal,
+    onProgress: (p) => onEvent({ kind: 'prefill', done: done0 + p.done, total: done0 + p.total, tokensPerSecond: p.tokensPerSecond }),
+  });
+  const prefilled = session.position - reused;
+  const prefillMs = performance.now() - tp - restoreMs;
+  const before = session.stats();
+  const L = session.position;
+
+  let B = before.cells;
   let snapMs = 0;
-  if (req.snap.enabled) {
+  if (snapNow) {
     if (req.signal?.aborted) throw new AbortError();
     try {
       const r = await session.snap({ window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling });
@@ -165,10 +279,11 @@ async function answer(
   const after = session.stats();
 
   let ttftMs = 0;
-  let first = true;
+  let text = '';
+  const answerStart = session.position;
   const td = performance.now();
   const gen = session.generate({
-    maxTokens,
+    maxTokens: a.maxTokens,
     sampling: { temperature: req.temperature ?? 0, topP: req.topP, seed: req.seed },
     signal: req.signal,
   });
@@ -179,24 +294,26 @@ async function answer(
       summary = r.value;
       break;
     }
-    if (first) {
-      ttftMs = performance.now() - t0;
-      first = false;
-    }
+    if (!text) ttftMs = performance.now() - a.t0;
+    text += r.value;
     onEvent({ kind: 'token', text: r.value });
   }
   const decodeMs = performance.now() - td;
   if (summary.reason === 'aborted') throw new AbortError();
 
-  return {
-    L: prompt.length,
+  const stats: AskStats = {
+    L,
     B,
-    ratio: B / prompt.length,
-    files: pack.files.length,
-    skipped: pack.skipped.length,
-    packMs,
+    ratio: B / L,
+    files: a.pack.files.length,
+    skipped: a.pack.skipped.length,
+    packMs: a.packMs,
+    cache: outcome,
+    reusedTokens: reused,
+    prefilledTokens: prefilled,
+    restoreMs,
     prefillMs,
-    prefillTokS: prompt.length / (prefillMs / 1000),
+    prefillTokS: prefilled > 0 ? prefilled / (prefillMs / 1000) : 0,
     snapMs,
     ttftMs,
     decodeTokens: summary.tokens,
@@ -209,4 +326,37 @@ async function answer(
     snap: req.snap.enabled,
     stopReason: summary.reason,
   };
+
+  if (store && req.threadId) {
+    const answerTokens = session.tokens.slice(answerStart);
+    store.saveThread(
+      {
+        id: req.threadId,
+        key,
+        turns: [...a.earlier, { question: req.question, answer: text, answerTokens }],
+        prefixTokens: prefix.length,
+        snap: req.snap.enabled ? { window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling } : null,
+        L,
+        B,
+      },
+      await session.snapshot(),
+    );
+  }
+  store?.recordQuestion(
+    {
+      at: Date.now(),
+      question: req.question.slice(0, 200),
+      outcome,
+      L,
+      B,
+      reusedTokens: reused,
+      prefilledTokens: prefilled,
+      prefillMs,
+      snapMs,
+      ttftMs,
+      decodeTokS: stats.decodeTokS,
+    },
+    stats.prefillTokS,
+  );
+  return stats;
 }

@@ -15,6 +15,8 @@ export const SYSTEM_PROMPT =
 
 const REPO = '\u0000REPOSNAP_REPOSITORY\u0000';
 const QUESTION = '\u0000REPOSNAP_QUESTION\u0000';
+const ANSWER = '\u0000REPOSNAP_ANSWER\u0000';
+const NEXT = '\u0000REPOSNAP_NEXT_QUESTION\u0000';
 
 /** The template text around the repository and the question. */
 export interface PromptLayout {
@@ -24,6 +26,8 @@ export interface PromptLayout {
   between: string;
   /** Text after the question (the assistant turn's opening). */
   tail: string;
+  /** Text between an answer and the next question of the same thread. */
+  afterAnswer: string;
   /** Whether the model's chat template was used. */
   templated: boolean;
 }
@@ -38,17 +42,22 @@ export function promptLayout(model: EngineModel): PromptLayout {
     [
       { role: 'system', content: SYSTEM_PROMPT },
       { role: 'user', content: `${REPO}\n\nQuestion: ${QUESTION}` },
+      { role: 'assistant', content: ANSWER },
+      { role: 'user', content: `Question: ${NEXT}` },
     ],
     true,
   );
   if (rendered !== null) {
     const i = rendered.indexOf(REPO);
     const j = rendered.indexOf(QUESTION);
-    if (i >= 0 && j > i) {
+    const k = rendered.indexOf(ANSWER);
+    const m = rendered.indexOf(NEXT);
+    if (i >= 0 && j > i && k > j && m > k) {
       return {
         head: rendered.slice(0, i),
         between: rendered.slice(i + REPO.length, j),
-        tail: rendered.slice(j + QUESTION.length),
+        tail: rendered.slice(j + QUESTION.length, k),
+        afterAnswer: rendered.slice(k + ANSWER.length, m),
         templated: true,
       };
     }
@@ -57,6 +66,7 @@ export function promptLayout(model: EngineModel): PromptLayout {
     head: `${SYSTEM_PROMPT}\n\nRepository:\n\n`,
     between: '\n\nQuestion: ',
     tail: '\nAnswer:',
+    afterAnswer: '\n\nQuestion: ',
     templated: false,
   };
 }
@@ -71,22 +81,48 @@ export interface PromptTokens {
   tail: Int32Array;
 }
 
+/** The template parts as tokens. */
+export interface LayoutTokens {
+  head: Int32Array;
+  between: Int32Array;
+  tail: Int32Array;
+  afterAnswer: Int32Array;
+}
+
 /** Tokenizes the template parts (special tokens parsed; BOS on the head when the model adds it). */
-export function tokenizeLayout(model: EngineModel, layout: PromptLayout): Pick<PromptTokens, 'head' | 'between' | 'tail'> {
+export function tokenizeLayout(model: EngineModel, layout: PromptLayout): LayoutTokens {
   return {
     head: model.tokenize(layout.head, { addSpecial: true, parseSpecial: true }),
     between: model.tokenize(layout.between, { parseSpecial: true }),
     tail: model.tokenize(layout.tail, { parseSpecial: true }),
+    afterAnswer: model.tokenize(layout.afterAnswer, { parseSpecial: true }),
   };
 }
 
-/** The whole prompt as one token array. */
-export function concatPrompt(p: PromptTokens): Int32Array {
-  const parts = [p.head, ...p.files, p.between, p.question, p.tail];
+/**
+ * Tokens of a thread's turns after the repository: for turn i, its opening (`between` for the
+ * first, `afterAnswer` after that), the question, the tail, then the answer's tokens as decoded
+ * (omitted for the turn being asked). This is exactly the token stream a thread's cache holds.
+ */
+export function threadTokens(
+  model: EngineModel,
+  layout: LayoutTokens,
+  turns: readonly { question: string; answerTokens?: readonly number[] }[],
+): Int32Array {
+  const out: number[] = [];
+  turns.forEach((t, i) => {
+    out.push(...(i === 0 ? layout.between : layout.afterAnswer), ...model.tokenize(t.question), ...layout.tail);
+    if (t.answerTokens) out.push(...t.answerTokens);
+  });
+  return Int32Array.from(out);
+}
+
+/** Concatenates token arrays. */
+export function concatTokens(parts: readonly ArrayLike<number>[]): Int32Array {
   const out = new Int32Array(parts.reduce((n, a) => n + a.length, 0));
   let o = 0;
   for (const a of parts) {
-    out.set(a, o);
+    out.set(Array.from(a), o);
     o += a.length;
   }
   return out;

@@ -14,7 +14,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'reposnap.js');
 
 function reposnap(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, REPOSNAP_CACHE_DIR: path.join(os.tmpdir(), 'reposnap-test-cache') } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -27,7 +27,7 @@ function parseStats(stderr: string): Record<string, string> {
 
 test('ask answers a question about this repository with SnapKV active (B < L)', () => {
   const model = checkTinyModel();
-  const r = reposnap('ask', '--repo', ROOT, '--model', model, '--max-tokens', '32', 'Where is the SnapKV budget chosen?');
+  const r = reposnap('ask', '--no-cache', '--repo', ROOT, '--model', model, '--max-tokens', '32', 'Where is the SnapKV budget chosen?');
   assert.equal(r.code, 0, r.stderr);
   assert.ok(r.stdout.trim().length > 0, 'empty answer');
   const s = parseStats(r.stderr);
@@ -45,7 +45,7 @@ test('ask answers a question about this repository with SnapKV active (B < L)', 
 
 test('ask --no-snap answers with full attention (B = L), --json prints one JSON object', () => {
   const model = checkTinyModel();
-  const r = reposnap('ask', '--repo', path.join(ROOT, 'src'), '--model', model, '--max-tokens', '8', '--no-snap', '--json', 'What does the packer do?');
+  const r = reposnap('ask', '--no-cache', '--repo', path.join(ROOT, 'src'), '--model', model, '--max-tokens', '8', '--no-snap', '--json', 'What does the packer do?');
   assert.equal(r.code, 0, r.stderr);
   const json = JSON.parse(r.stderr.trim().split('\n').pop()!);
   assert.equal(json.snap, false);

@@ -1,0 +1,63 @@
+/**
+ * `reposnap stats` and `reposnap cache clear`: the workspace cache store's entries and counters.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
+import { CacheStore, type StoreStats } from '../cache/store';
+import { UsageError } from './usage';
+
+function openStore(args: string[], extra: Record<string, { type: 'boolean' | 'string' }> = {}) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { repo: { type: 'string' }, 'cache-dir': { type: 'string' }, ...extra } });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const repo = path.resolve(parsed.values.repo ?? '.');
+  const dir = workspaceCacheDir((parsed.values['cache-dir'] as string | undefined) ?? defaultCacheRoot(), repo);
+  return { store: CacheStore.open(dir, { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) }), values: parsed.values };
+}
+
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+const age = (ms: number) => {
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  return s < 90 ? `${s.toFixed(0)} s` : s < 5400 ? `${(s / 60).toFixed(0)} min` : `${(s / 3600).toFixed(1)} h`;
+};
+
+/** Human-readable report of a store's stats. */
+export function formatStoreStats(st: StoreStats): string {
+  const c = st.counters;
+  const lines = [`cache ${st.dir}${st.enabled ? '' : ' (disabled)'}: ${st.entries.length} entries, ${mib(st.totalBytes)}`];
+  lines.push(`questions: ${c.fullHits} full hits, ${c.partialHits} partial hits, ${c.misses} misses, ${c.continues} continued; ${c.tokensReused} tokens reused, ~${(c.prefillMsSaved / 1000).toFixed(1)} s of prefill saved`);
+  for (const e of st.entries.sort((a, b) => b.lastUsed - a.lastUsed)) {
+    if (e.kind === 'prefix') lines.push(`  prefix ${e.id}  ${e.tokens} tokens  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago  hits ${e.hits}`);
+    else lines.push(`  thread ${e.id}  ${e.turns.length} turns  L=${e.L} B=${e.B} ratio=${(e.B / e.L).toFixed(2)}  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago`);
+  }
+  if (c.recent.length > 0) {
+    lines.push('last questions:');
+    for (const q of c.recent.slice(0, 10)) {
+      lines.push(`  ${new Date(q.at).toISOString()}  ${q.outcome.padEnd(8)} L=${q.L} B=${q.B} reused=${q.reusedTokens} prefill_ms=${q.prefillMs.toFixed(0)} ttft_ms=${q.ttftMs.toFixed(0)}  ${JSON.stringify(q.question.slice(0, 60))}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** `reposnap stats [--repo dir] [--cache-dir dir] [--json]` */
+export async function runStats(args: string[]): Promise<number> {
+  const { store, values } = openStore(args, { json: { type: 'boolean' } });
+  const st = store.stats();
+  process.stdout.write((values as { json?: boolean }).json ? `${JSON.stringify(st)}\n` : `${formatStoreStats(st)}\n`);
+  return 0;
+}
+
+/** `reposnap cache clear [--repo dir] [--cache-dir dir]` */
+export async function runCache(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'clear') throw new UsageError(`unknown cache command '${sub ?? ''}' (try: reposnap cache clear)`);
+  const { store } = openStore(rest);
+  const before = store.stats();
+  await store.clear();
+  process.stdout.write(`cleared ${before.entries.length} entries (${mib(before.totalBytes)}) from ${store.dir}\n`);
+  return 0;
+}
