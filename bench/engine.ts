@@ -1,0 +1,141 @@
+/**
+ * bench/engine: our engine against full attention and against node-llama-cpp's prebuilt
+ * llama.cpp, on a synthetic model, all in one run. Prints a table and writes
+ * bench/results/engine-<date>.json.
+ *
+ *   node --import tsx bench/engine.ts [--lengths 2048,8192,16384,32768] [--budgets 256,1024,2048]
+ *        [--decode 16] [--fa on|off] [--no-nlc] [--model file.gguf]
+ *
+ * Per L: prefill tok/s (ours; node-llama-cpp at its default threads and at its best explicit
+ * setting), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
+ * uncompressed at L = B (the physical bound), KV bytes before/after, and the peak resident
+ * memory of prefill and of snap (VmHWM, reset between phases through /proc/self/clear_refs).
+ * Default model: synthetic llama, 8 layers, n_embd 1024, 16/4 heads (head size 64), n_ff 2816,
+ * vocabulary 32,000, F16 weights (llama_model_init_from_user), under bench/.models.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadModel, type EngineModel } from '../src/engine/model';
+import { createSession, type EngineSession } from '../src/engine/session';
+import { ensureSyntheticModel } from '../src/engine/synthetic';
+import { defaultThreads } from '../src/engine/threads';
+
+const SHAPE = { nLayer: 8, nEmbd: 1024, nHead: 16, nHeadKv: 4, nFf: 2816, nVocab: 32000, nCtx: 131072, weightType: 'f16' as const, seed: 1 };
+
+function hwmBytes(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+function resetHwm(): void {
+  try {
+    fs.writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    // not Linux: peaks are not measured
+  }
+}
+
+async function decodeMs(s: EngineSession, steps: number, rand: () => number): Promise<number> {
+  await s.step(rand()); // warm-up: graph build for the new n_kv
+  const t = performance.now();
+  for (let i = 0; i < steps; i++) await s.step(rand());
+  return (performance.now() - t) / steps;
+}
+
+function nlc(model: string, L: number, threads: string, fa: string, steps: number): { prefillTokS: number; decodeMs: number } | { error: string } {
+  try {
+    const out = execFileSync(process.execPath, [path.join(__dirname, 'nlc-child.mjs'), model, String(L), threads, fa, String(steps)], { encoding: 'utf8', timeout: 1_800_000 });
+    return JSON.parse(out.trim().split('\n').pop()!);
+  } catch (e) {
+    return { error: String((e as Error).message).split('\n')[0]! };
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: { lengths: { type: 'string' }, budgets: { type: 'string' }, decode: { type: 'string' }, fa: { type: 'string' }, 'no-nlc': { type: 'boolean' }, model: { type: 'string' } },
+  });
+  const lengths = (values.lengths ?? '2048,8192,16384,32768').split(',').map(Number);
+  const budgets = (values.budgets ?? '256,1024,2048').split(',').map(Number);
+  const steps = Number(values.decode ?? 16);
+  const fa = (values.fa ?? 'on') as 'on' | 'off';
+  const file = values.model ?? (await ensureSyntheticModel(path.join(__dirname, '.models'), SHAPE));
+  const model: EngineModel = await loadModel(file);
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % (model.info.nVocab - 3)) + 3;
+  const threads = defaultThreads();
+  const results: Record<string, unknown>[] = [];
+
+  for (const L of lengths) {
+    const row: Record<string, unknown> = { L };
+    const prompt = Array.from({ length: L }, rand);
+    const s = createSession(model, { contextSize: L + 2 * steps + 8, flashAttention: fa, snapWindow: 32 });
+    resetHwm();
+    const t0 = performance.now();
+    await s.prefill(prompt);
+    const prefillMs = performance.now() - t0;
+    row.prefillTokS = L / (prefillMs / 1000);
+    row.prefillPeakBytes = hwmBytes();
+    const full = await s.snapshot();
+    row.kvBytesBefore = s.stats().kvBytes;
+    row.decodeMsFull = await decodeMs(s, steps, rand);
+    s.dispose();
+
+    row.byBudget = [] as Record<string, unknown>[];
+    for (const B of budgets.filter((b) => b < L)) {
+      const c = createSession(model, { contextSize: L + 2 * steps + 8, flashAttention: fa, snapWindow: 32 });
+      await c.restore(full);
+      // the restored cache has no captured window: decode the last 32 prompt tokens again
+      c.truncate(L - 32);
+      await c.prefill(prompt.slice(L - 32));
+      resetHwm();
+      const r = await c.snap({ window: 32, budget: B, kernel: 7 });
+      const snapPeak = hwmBytes();
+      const kvAfter = c.stats().kvBytes;
+      const dms = await decodeMs(c, steps, rand);
+      c.dispose();
+      // the physical bound: a plain context of B tokens
+      const p = createSession(model, { contextSize: B + 2 * steps + 8, flashAttention: fa, snapWindow: 0 });
+      await p.prefill(prompt.slice(0, B));
+      const plainMs = await decodeMs(p, steps, rand);
+      p.dispose();
+      (row.byBudget as Record<string, unknown>[]).push({ B, snapMs: r.ms, snapShare: r.ms / prefillMs, snapPeakBytes: snapPeak, kvBytesAfter: kvAfter, decodeMs: dms, decodeMsPlainB: plainMs });
+    }
+
+    if (!values['no-nlc']) {
+      row.nlcDefault = nlc(file, L, 'default', fa, steps);
+      row.nlc1 = nlc(file, L, '1', fa, steps);
+      row.nlc2 = nlc(file, L, '2', fa, steps);
+    }
+    results.push(row);
+    console.error(`[bench] L=${L} done`);
+  }
+
+  const f = (x: unknown, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
+  const mib = (x: unknown) => (typeof x === 'number' ? (x / 2 ** 20).toFixed(0) : '–');
+  console.log(`model ${path.basename(file)}: ${model.info.description}, ${model.info.nLayer} layers, n_embd ${model.info.nEmbd}, heads ${model.info.nHead}/${model.info.nHeadKv}, vocab ${model.info.nVocab}; flash attention ${fa}; threads ${threads.threads}/${threads.threadsBatch} (decode/prefill); ${os.cpus().length} CPUs`);
+  console.log('\n| L | prefill tok/s (ours) | nlc default | nlc threads=1 | nlc threads=2 | ours / nlc best | decode ms/tok full | nlc default | nlc best | KV MiB | prefill peak MiB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const n = (k: string) => r[k] as { prefillTokS?: number; decodeMs?: number } | undefined;
+    const bestPrefill = Math.max(n('nlc1')?.prefillTokS ?? 0, n('nlc2')?.prefillTokS ?? 0, n('nlcDefault')?.prefillTokS ?? 0);
+    const bestDecode = Math.min(n('nlc1')?.decodeMs ?? Infinity, n('nlc2')?.decodeMs ?? Infinity, n('nlcDefault')?.decodeMs ?? Infinity);
+    console.log(`| ${r.L} | ${f(r.prefillTokS, 0)} | ${f(n('nlcDefault')?.prefillTokS, 0)} | ${f(n('nlc1')?.prefillTokS, 0)} | ${f(n('nlc2')?.prefillTokS, 0)} | ${bestPrefill ? f((r.prefillTokS as number) / bestPrefill, 2) : '–'} | ${f(r.decodeMsFull, 2)} | ${f(n('nlcDefault')?.decodeMs, 2)} | ${f(bestDecode, 2)} | ${mib(r.kvBytesBefore)} | ${mib(r.prefillPeakBytes)} |`);
+  }
+  console.log('\n| L | B | snap ms | snap / prefill | snap peak MiB | decode ms/tok at B | plain context of B | vs full | KV MiB after | KV ratio | B/L |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    for (const b of r.byBudget as Record<string, number>[]) {
+      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f((r.decodeMsFull as number) / b.decodeMs!, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
+    }
+  }
+  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}.json`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), shape: SHAPE, fa, threads, steps, results }, null, 2) + '\n');
+  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
+  model.dispose();
+}
+
+void main();

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bench/gpu.sh — SnapKV on an NVIDIA GPU, for a machine with no network.
+#
+# Here (with node_modules and the engine built):   bash bench/gpu.sh --prepare
+#   packs the patched llama.cpp source (without .git, tests, tools, examples) into
+#   .device/llama-src.tar.gz (~6 MB; .device/ is git-ignored, carry it to the GPU box).
+# There (CUDA toolkit, cmake, ninja; no Node.js needed):   bash bench/gpu.sh
+#   builds llama.cpp with CUDA for the card it finds (its compute capability only) and the C++
+#   benchmark native/bench/snapkv-bench.cpp, creates an 8B-shaped synthetic model in memory
+#   (32 layers, n_embd 4096, 32/8 heads, n_ff 14336, q4_0 weights) and runs L = 32K and 128K:
+#   prefill tok/s, decode ms/token uncompressed and at B = 2048/1024/256, snap ms, KV bytes.
+# Environment: LENGTHS (default 32768,131072), MODEL_ARGS (override the shape), JOBS (default nproc),
+#   OUT (folder for the log, default .device).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--prepare" ]; then
+  [ -d native/build/llama.cpp/src ] || { echo "build the engine first (npm run build:native)" >&2; exit 1; }
+  mkdir -p .device
+  tar czf .device/llama-src.tar.gz -C native/build \
+    --exclude=llama.cpp/.git --exclude=llama.cpp/tests --exclude=llama.cpp/tools --exclude=llama.cpp/examples \
+    --exclude=llama.cpp/docs --exclude=llama.cpp/models --exclude=llama.cpp/gguf-py --exclude=llama.cpp/media \
+    --exclude=llama.cpp/scripts --exclude=llama.cpp/benches --exclude=llama.cpp/grammars --exclude=llama.cpp/requirements \
+    llama.cpp
+  ls -la .device/llama-src.tar.gz
+  exit 0
+fi
+
+out=${OUT:-.device}
+mkdir -p "$out"
+work=${WORK:-/tmp/reposnap-gpu}
+jobs=${JOBS:-$(nproc)}
+[ -f .device/llama-src.tar.gz ] || { echo "missing .device/llama-src.tar.gz: run 'bash bench/gpu.sh --prepare' where the engine is built" >&2; exit 1; }
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '. ')
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+
+t0=$(date +%s)
+if [ ! -x "$work/build/snapkv-bench" ]; then
+  rm -rf "$work" && mkdir -p "$work"
+  tar xzf .device/llama-src.tar.gz -C "$work"
+  gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+  cmake -S native -B "$work/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC="$work/llama.cpp" \
+    -DREPOSNAP_ADDON=OFF -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$cap" -DGGML_NATIVE=ON -DGGML_CCACHE=OFF > "$out/cmake.log"
+  cmake --build "$work/build" --target snapkv-bench --parallel "$jobs" > "$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
+fi
+echo "build: $(( $(date +%s) - t0 )) s (sm_$cap, $jobs jobs)"
+
+"$work/build/snapkv-bench" ${MODEL_ARGS:---layers 32 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 32000 --wtype q4_0} \
+  --kv f16 --fa 1 --ngl 999 --lengths "${LENGTHS:-32768,131072}" --budgets 2048,1024,256 --decode 16 --ubatch 512 | tee "$out/gpu-bench.md"
+echo "total: $(( $(date +%s) - t0 )) s"

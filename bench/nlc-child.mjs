@@ -1,0 +1,35 @@
+// Child process of bench/engine.ts: measures node-llama-cpp 3.21.1's prebuilt llama.cpp on the
+// same model and settings (a separate process, so that its llama.cpp and ours never share one).
+//   node bench/nlc-child.mjs <model> <L> <threads|default> <flashAttention on|off> <decodeSteps>
+// Prints one JSON line: { prefillTokS, decodeMs }.
+const [model, L, threads, fa, steps] = process.argv.slice(2);
+const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+const m = await llama.loadModel({ modelPath: model });
+const nL = Number(L);
+const nSteps = Number(steps);
+const ctx = await m.createContext({
+  contextSize: nL + nSteps + 16,
+  batchSize: 512,
+  flashAttention: fa === 'on',
+  ...(threads === 'default' ? {} : { threads: Number(threads) }),
+});
+const seq = ctx.getSequence();
+let seed = 1;
+const nVocab = m.tokens ? 32000 : 32000;
+const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % (nVocab - 3)) + 3;
+const prompt = Array.from({ length: nL }, rand);
+const t0 = performance.now();
+await seq.evaluateWithoutGeneratingNewTokens(prompt);
+const prefillMs = performance.now() - t0;
+// decode: feed one token at a time (teacher forcing), like the engine bench
+let decodeMs = 0;
+for (let i = 0; i < nSteps; i++) {
+  const t = performance.now();
+  await seq.evaluateWithoutGeneratingNewTokens([rand()]);
+  decodeMs += performance.now() - t;
+}
+console.log(JSON.stringify({ prefillTokS: nL / (prefillMs / 1000), decodeMs: decodeMs / nSteps }));
+await ctx.dispose();
+await m.dispose();
+await llama.dispose();

@@ -1,0 +1,256 @@
+// snapkv-bench: SnapKV on the model's own backend (CPU, or the GPU of a CUDA/Vulkan/Metal
+// build), measured in one run on a synthetic llama created in memory with
+// llama_model_init_from_user. No Node.js needed: bench/gpu.sh builds and runs it on a GPU box.
+//
+//   snapkv-bench [--layers 32] [--embd 4096] [--heads 32] [--kv-heads 8] [--ff 14336]
+//                [--vocab 32000] [--wtype q4_0] [--kv f16] [--fa 1] [--ngl 999]
+//                [--lengths 32768,131072] [--budgets 2048,1024,256] [--window 32] [--decode 16]
+//                [--ubatch 512] [--threads N]
+//
+// Per L: prefill tok/s; decode ms/token uncompressed; then SnapKV L -> B for the largest B and
+// decode at B, re-snapping to each smaller B in turn (compaction is in place); decode of a plain
+// context of B tokens (the physical bound); KV bytes before and after. Prints a markdown table.
+#include "llama.h"
+#include "gguf.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Args {
+    uint32_t layers = 32, embd = 4096, heads = 32, kv_heads = 8, ff = 14336, vocab = 32000;
+    std::string wtype = "q4_0", kv = "f16";
+    bool fa = true;
+    int ngl = 999, window = 32, decode = 16, ubatch = 512, threads = (int) std::thread::hardware_concurrency();
+    std::vector<int> lengths = { 32768, 131072 };
+    std::vector<int> budgets = { 2048, 1024, 256 };
+};
+
+std::vector<int> parse_list(const char * s) {
+    std::vector<int> out;
+    for (const char * p = s; *p; ) {
+        out.push_back(atoi(p));
+        const char * c = strchr(p, ',');
+        if (!c) break;
+        p = c + 1;
+    }
+    return out;
+}
+
+ggml_type type_of(const std::string & s) {
+    if (s == "f32") return GGML_TYPE_F32;
+    if (s == "f16") return GGML_TYPE_F16;
+    if (s == "q8_0") return GGML_TYPE_Q8_0;
+    if (s == "q4_0") return GGML_TYPE_Q4_0;
+    fprintf(stderr, "unknown type %s\n", s.c_str());
+    exit(2);
+}
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// fast seeded uniform weights with the variance of N(0, 1/fan_in); identities for the optional
+// tensors llama_model_init_from_user creates (biases 0, scales and RoPE factors 1)
+void set_tensor(ggml_tensor * t, void *) {
+    const std::string name = t->name;
+    const int64_t n_per_row = t->ne[0];
+    const int64_t nrows = ggml_nrows(t);
+    auto ends_with = [&](const char * s) { size_t n = strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
+    if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0 || name.find("norm") != std::string::npos) {
+        std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
+        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
+        return;
+    }
+    const float a = std::sqrt(3.0f/(float) n_per_row);
+    const size_t row_bytes = ggml_row_size(t->type, n_per_row);
+    std::vector<uint8_t> out(ggml_nbytes(t));
+    const int nth = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    for (int th = 0; th < nth; ++th) {
+        pool.emplace_back([&, th] {
+            std::vector<float> row(n_per_row);
+            uint64_t x = 0x9E3779B97F4A7C15ull ^ (std::hash<std::string>{}(name) + th);
+            for (int64_t r = th; r < nrows; r += nth) {
+                for (int64_t i = 0; i < n_per_row; ++i) {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                    row[i] = a*(2.0f*(float)(x >> 40)/(float)(1ull << 24) - 1.0f);
+                }
+                if (t->type == GGML_TYPE_F32) {
+                    memcpy(out.data() + r*row_bytes, row.data(), row_bytes);
+                } else {
+                    ggml_quantize_chunk(t->type, row.data(), out.data() + r*row_bytes, 0, 1, n_per_row, nullptr);
+                }
+            }
+        });
+    }
+    for (auto & th : pool) th.join();
+    ggml_backend_tensor_set(t, out.data(), 0, out.size());
+}
+
+llama_model * make_model(const Args & a) {
+    gguf_context * meta = gguf_init_empty();
+    gguf_set_val_str(meta, "general.architecture", "llama");
+    gguf_set_val_u32(meta, "llama.vocab_size", a.vocab);
+    gguf_set_val_u32(meta, "llama.context_length", 262144);
+    gguf_set_val_u32(meta, "llama.embedding_length", a.embd);
+    gguf_set_val_u32(meta, "llama.feed_forward_length", a.ff);
+    gguf_set_val_u32(meta, "llama.block_count", a.layers);
+    gguf_set_val_u32(meta, "llama.attention.head_count", a.heads);
+    gguf_set_val_u32(meta, "llama.attention.head_count_kv", a.kv_heads);
+    gguf_set_val_u32(meta, "llama.rope.dimension_count", a.embd/a.heads);
+    gguf_set_val_f32(meta, "llama.rope.freq_base", 500000.0f);
+    gguf_set_val_f32(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gguf_set_val_str(meta, "tokenizer.ggml.model", "no_vocab");
+    const ggml_type wt = type_of(a.wtype);
+    auto add = [&](const std::string & n) { ggml_tensor t; memset(&t, 0, sizeof(t)); t.type = wt; ggml_set_name(&t, n.c_str()); gguf_add_tensor(meta, &t); };
+    if (wt != GGML_TYPE_F32) {
+        add("token_embd.weight");
+        add("output.weight");
+        for (uint32_t il = 0; il < a.layers; ++il) {
+            for (const char * w : { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" }) {
+                add("blk." + std::to_string(il) + "." + w + ".weight");
+            }
+        }
+    }
+    llama_model_params mp = llama_model_default_params();
+    mp.n_gpu_layers = a.ngl;
+    llama_model * m = llama_model_init_from_user(meta, set_tensor, nullptr, mp);
+    gguf_free(meta);
+    return m;
+}
+
+struct Ctx {
+    llama_context * ctx = nullptr;
+    int pos = 0;
+};
+
+Ctx make_ctx(llama_model * m, const Args & a, int n_ctx) {
+    llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = n_ctx;
+    cp.n_batch = a.ubatch;
+    cp.n_ubatch = a.ubatch;
+    cp.n_seq_max = 1;
+    cp.kv_unified = true;
+    cp.n_threads = a.threads;
+    cp.n_threads_batch = a.threads;
+    cp.flash_attn_type = a.fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.type_k = type_of(a.kv);
+    cp.type_v = type_of(a.kv);
+    cp.no_perf = true;
+    Ctx c;
+    c.ctx = llama_init_from_model(m, cp);
+    if (!c.ctx) { fprintf(stderr, "context creation failed (n_ctx %d)\n", n_ctx); exit(1); }
+    return c;
+}
+
+uint32_t g_rng = 12345;
+llama_token rand_token(uint32_t n_vocab) { g_rng = g_rng*1103515245u + 12345u; return 3 + (g_rng >> 8) % (n_vocab - 3); }
+
+void feed(Ctx & c, int n, uint32_t n_vocab, int chunk) {
+    llama_batch b = llama_batch_init(chunk, 0, 1);
+    for (int done = 0; done < n; ) {
+        const int k = std::min(chunk, n - done);
+        b.n_tokens = k;
+        for (int i = 0; i < k; ++i) {
+            b.token[i] = rand_token(n_vocab); b.pos[i] = c.pos + i; b.n_seq_id[i] = 1; b.seq_id[i][0] = 0; b.logits[i] = i == k - 1;
+        }
+        if (llama_decode(c.ctx, b) != 0) { fprintf(stderr, "decode failed\n"); exit(1); }
+        c.pos += k; done += k;
+    }
+    llama_batch_free(b);
+    llama_synchronize(c.ctx);
+}
+
+double decode_ms(Ctx & c, int steps, uint32_t n_vocab) {
+    feed(c, 1, n_vocab, 1); // warm-up for the new n_kv
+    const double t = now_ms();
+    for (int i = 0; i < steps; ++i) feed(c, 1, n_vocab, 1);
+    return (now_ms() - t)/steps;
+}
+
+double kv_mib(Ctx & c) {
+    llama_snapkv_kv_stats st = {};
+    llama_snapkv_get_kv_stats(c.ctx, 0, &st);
+    return (double) st.bytes_per_cell*st.n_cells/1048576.0;
+}
+
+} // namespace
+
+int main(int argc, char ** argv) {
+    Args a;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string k = argv[i];
+        const char * v = argv[i + 1];
+        if      (k == "--layers")   a.layers = atoi(v);
+        else if (k == "--embd")     a.embd = atoi(v);
+        else if (k == "--heads")    a.heads = atoi(v);
+        else if (k == "--kv-heads") a.kv_heads = atoi(v);
+        else if (k == "--ff")       a.ff = atoi(v);
+        else if (k == "--vocab")    a.vocab = atoi(v);
+        else if (k == "--wtype")    a.wtype = v;
+        else if (k == "--kv")       a.kv = v;
+        else if (k == "--fa")       a.fa = atoi(v) != 0;
+        else if (k == "--ngl")      a.ngl = atoi(v);
+        else if (k == "--window")   a.window = atoi(v);
+        else if (k == "--decode")   a.decode = atoi(v);
+        else if (k == "--ubatch")   a.ubatch = atoi(v);
+        else if (k == "--threads")  a.threads = atoi(v);
+        else if (k == "--lengths")  a.lengths = parse_list(v);
+        else if (k == "--budgets")  a.budgets = parse_list(v);
+        else { fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
+    }
+    std::sort(a.budgets.rbegin(), a.budgets.rend());
+    llama_log_set([](ggml_log_level l, const char * t, void *) { if (l == GGML_LOG_LEVEL_ERROR) fputs(t, stderr); }, nullptr);
+    llama_backend_init();
+
+    double t0 = now_ms();
+    llama_model * model = make_model(a);
+    if (!model) { fprintf(stderr, "model creation failed\n"); return 1; }
+    char desc[256];
+    llama_model_desc(model, desc, sizeof(desc));
+    printf("model: synthetic llama %u layers, n_embd %u, heads %u/%u, n_ff %u, vocab %u, %s weights (%.0f MiB, created in %.1f s); KV %s; flash attention %d; ngl %d; %s\n",
+        a.layers, a.embd, a.heads, a.kv_heads, a.ff, a.vocab, a.wtype.c_str(), llama_model_size(model)/1048576.0, (now_ms() - t0)/1000, a.kv.c_str(), a.fa, a.ngl, llama_print_system_info());
+    printf("\n| L | prefill tok/s | decode ms/tok full | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up | KV MiB | KV MiB after |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fflush(stdout);
+
+    for (int L : a.lengths) {
+        Ctx c = make_ctx(model, a, L + 4*a.decode + 64);
+        if (llama_snapkv_capture(c.ctx, 0, a.window) != 0) { fprintf(stderr, "capture: %s\n", llama_snapkv_last_error(c.ctx)); return 1; }
+        double t = now_ms();
+        feed(c, L, a.vocab, a.ubatch);
+        const double prefill_ms = now_ms() - t;
+        const double kv_before = kv_mib(c);
+        const double full_ms = decode_ms(c, a.decode, a.vocab);
+        bool first = true;
+        for (int B : a.budgets) {
+            if (B >= L) continue;
+            llama_snapkv_params p = llama_snapkv_default_params();
+            p.n_window = a.window;
+            p.n_budget = B;
+            llama_snapkv_result r = {};
+            const int st = llama_snapkv_compact(c.ctx, 0, p, &r);
+            if (st < 0) { fprintf(stderr, "snap: %s\n", llama_snapkv_last_error(c.ctx)); return 1; }
+            const double at_b = decode_ms(c, a.decode, a.vocab);
+            Ctx plain = make_ctx(model, a, B + 4*a.decode + 64);
+            feed(plain, B, a.vocab, a.ubatch);
+            const double plain_ms = decode_ms(plain, a.decode, a.vocab);
+            llama_free(plain.ctx);
+            printf("| %d | %.0f | %.2f | %d%s | %.1f | %.3f %% | %.2f | %.2f | %.2fx | %.0f | %.0f |\n",
+                L, L/(prefill_ms/1000), full_ms, B, first ? "" : " (re-snap)", r.t_ms, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b, kv_before, kv_mib(c));
+            fflush(stdout);
+            first = false;
+        }
+        llama_free(c.ctx);
+    }
+    llama_model_free(model);
+    return 0;
+}
