@@ -6,10 +6,7 @@
 #include <napi.h>
 
 #include "llama.h"
-#include "gguf.h"
-
-#include <cmath>
-#include <random>
+#include "synthetic-model.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -716,98 +713,16 @@ private:
     }
 };
 
-//
-// Synthetic models: llama-architecture GGUFs of a chosen shape with seeded random weights,
-// built with llama.cpp's own llama_model_init_from_user + llama_model_save_to_file.
-// Weights do not change speed; shapes do. No tokenizer ("no_vocab", n_vocab dummy tokens).
-//
-
-struct SyntheticShape {
-    uint32_t n_layer = 8, n_embd = 1024, n_head = 16, n_head_kv = 4, n_ff = 2816, n_vocab = 32000, n_ctx = 32768;
-    float    rope_freq_base = 10000.0f;
-    ggml_type wtype = GGML_TYPE_F16;
-    uint32_t seed = 1;
-};
-
-void synthetic_tensor_data(ggml_tensor * t, void * ud) {
-    const auto & sh = *(const SyntheticShape *) ud;
-    std::seed_seq sq{ sh.seed, (uint32_t) std::hash<std::string>{}(t->name) };
-    std::mt19937 gen(sq);
-    const std::string name = t->name;
-    const int64_t n_per_row = t->ne[0];
-    const int64_t nrows = ggml_nrows(t);
-    auto ends_with = [&](const char * suffix) {
-        const size_t n = strlen(suffix);
-        return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
-    };
-    // llama_model_init_from_user creates every optional tensor of the architecture: make the
-    // extras identities (zero biases, unit scales and RoPE factors) so the model is a plain llama
-    if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0) {
-        GGML_ASSERT(t->type == GGML_TYPE_F32);
-        std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
-        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
-        return;
-    }
-    const bool is_norm = name.find("norm") != std::string::npos;
-    // unit-variance activations: weights ~ N(0, 1/fan_in), norms ~ 1
-    std::normal_distribution<float> dis(is_norm ? 1.0f : 0.0f, is_norm ? 0.05f : 1.0f/std::sqrt((float) n_per_row));
-    std::vector<float> f(n_per_row*nrows);
-    for (auto & x : f) x = dis(gen);
-    if (t->type == GGML_TYPE_F32) {
-        ggml_backend_tensor_set(t, f.data(), 0, ggml_nbytes(t));
-    } else {
-        std::vector<uint8_t> q(ggml_nbytes(t));
-        ggml_quantize_chunk(t->type, f.data(), q.data(), 0, nrows, n_per_row, nullptr);
-        ggml_backend_tensor_set(t, q.data(), 0, q.size());
-    }
-}
-
 class SyntheticModelWorker : public Napi::AsyncWorker {
 public:
-    SyntheticModelWorker(Napi::Env env, std::string path, SyntheticShape shape)
+    SyntheticModelWorker(Napi::Env env, std::string path, reposnap::synthetic_shape shape)
         : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), path(std::move(path)), shape(shape) {}
     Napi::Promise::Deferred deferred;
     std::string path;
-    SyntheticShape shape;
+    reposnap::synthetic_shape shape;
 
     void Execute() override {
-        gguf_context * meta = gguf_init_empty();
-        gguf_set_val_str(meta, "general.architecture", "llama");
-        gguf_set_val_str(meta, "general.name", "reposnap-synthetic");
-        gguf_set_val_u32(meta, "llama.vocab_size", shape.n_vocab);
-        gguf_set_val_u32(meta, "llama.context_length", shape.n_ctx);
-        gguf_set_val_u32(meta, "llama.embedding_length", shape.n_embd);
-        gguf_set_val_u32(meta, "llama.feed_forward_length", shape.n_ff);
-        gguf_set_val_u32(meta, "llama.block_count", shape.n_layer);
-        gguf_set_val_u32(meta, "llama.attention.head_count", shape.n_head);
-        gguf_set_val_u32(meta, "llama.attention.head_count_kv", shape.n_head_kv);
-        gguf_set_val_u32(meta, "llama.rope.dimension_count", shape.n_embd/shape.n_head);
-        gguf_set_val_f32(meta, "llama.rope.freq_base", shape.rope_freq_base);
-        gguf_set_val_f32(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-        gguf_set_val_str(meta, "tokenizer.ggml.model", "no_vocab");
-
-        // the 2-D weights in the chosen type (norms stay F32)
-        auto add = [&](const std::string & name) {
-            ggml_tensor t;
-            memset(&t, 0, sizeof(t));
-            t.type = shape.wtype;
-            ggml_set_name(&t, name.c_str());
-            gguf_add_tensor(meta, &t);
-        };
-        if (shape.wtype != GGML_TYPE_F32) {
-            add("token_embd.weight");
-            add("output.weight");
-            for (uint32_t il = 0; il < shape.n_layer; ++il) {
-                for (const char * w : { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" }) {
-                    add("blk." + std::to_string(il) + "." + w + ".weight");
-                }
-            }
-        }
-
-        llama_model_params mp = llama_model_default_params();
-        mp.n_gpu_layers = 0;
-        llama_model * model = llama_model_init_from_user(meta, synthetic_tensor_data, &shape, mp);
-        gguf_free(meta);
+        llama_model * model = reposnap::make_synthetic_model(shape, 0);
         if (!model) {
             SetError("llama_model_init_from_user failed for this shape");
             return;
@@ -824,7 +739,7 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     backend_init();
     Napi::Object o = info[1].As<Napi::Object>();
-    SyntheticShape sh;
+    reposnap::synthetic_shape sh;
     sh.n_layer        = (uint32_t) opt<int32_t>(o, "nLayer", (int32_t) sh.n_layer);
     sh.n_embd         = (uint32_t) opt<int32_t>(o, "nEmbd", (int32_t) sh.n_embd);
     sh.n_head         = (uint32_t) opt<int32_t>(o, "nHead", (int32_t) sh.n_head);

@@ -11,7 +11,7 @@
 // decode at B, re-snapping to each smaller B in turn (compaction is in place); decode of a plain
 // context of B tokens (the physical bound); KV bytes before and after. Prints a markdown table.
 #include "llama.h"
-#include "gguf.h"
+#include "synthetic-model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -58,74 +58,11 @@ double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// fast seeded uniform weights with the variance of N(0, 1/fan_in); identities for the optional
-// tensors llama_model_init_from_user creates (biases 0, scales and RoPE factors 1)
-void set_tensor(ggml_tensor * t, void *) {
-    const std::string name = t->name;
-    const int64_t n_per_row = t->ne[0];
-    const int64_t nrows = ggml_nrows(t);
-    auto ends_with = [&](const char * s) { size_t n = strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
-    if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0 || name.find("norm") != std::string::npos) {
-        std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
-        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
-        return;
-    }
-    const float a = std::sqrt(3.0f/(float) n_per_row);
-    const size_t row_bytes = ggml_row_size(t->type, n_per_row);
-    std::vector<uint8_t> out(ggml_nbytes(t));
-    const int nth = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::thread> pool;
-    for (int th = 0; th < nth; ++th) {
-        pool.emplace_back([&, th] {
-            std::vector<float> row(n_per_row);
-            uint64_t x = 0x9E3779B97F4A7C15ull ^ (std::hash<std::string>{}(name) + th);
-            for (int64_t r = th; r < nrows; r += nth) {
-                for (int64_t i = 0; i < n_per_row; ++i) {
-                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                    row[i] = a*(2.0f*(float)(x >> 40)/(float)(1ull << 24) - 1.0f);
-                }
-                if (t->type == GGML_TYPE_F32) {
-                    memcpy(out.data() + r*row_bytes, row.data(), row_bytes);
-                } else {
-                    ggml_quantize_chunk(t->type, row.data(), out.data() + r*row_bytes, 0, 1, n_per_row, nullptr);
-                }
-            }
-        });
-    }
-    for (auto & th : pool) th.join();
-    ggml_backend_tensor_set(t, out.data(), 0, out.size());
-}
-
 llama_model * make_model(const Args & a) {
-    gguf_context * meta = gguf_init_empty();
-    gguf_set_val_str(meta, "general.architecture", "llama");
-    gguf_set_val_u32(meta, "llama.vocab_size", a.vocab);
-    gguf_set_val_u32(meta, "llama.context_length", 262144);
-    gguf_set_val_u32(meta, "llama.embedding_length", a.embd);
-    gguf_set_val_u32(meta, "llama.feed_forward_length", a.ff);
-    gguf_set_val_u32(meta, "llama.block_count", a.layers);
-    gguf_set_val_u32(meta, "llama.attention.head_count", a.heads);
-    gguf_set_val_u32(meta, "llama.attention.head_count_kv", a.kv_heads);
-    gguf_set_val_u32(meta, "llama.rope.dimension_count", a.embd/a.heads);
-    gguf_set_val_f32(meta, "llama.rope.freq_base", 500000.0f);
-    gguf_set_val_f32(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    gguf_set_val_str(meta, "tokenizer.ggml.model", "no_vocab");
-    const ggml_type wt = type_of(a.wtype);
-    auto add = [&](const std::string & n) { ggml_tensor t; memset(&t, 0, sizeof(t)); t.type = wt; ggml_set_name(&t, n.c_str()); gguf_add_tensor(meta, &t); };
-    if (wt != GGML_TYPE_F32) {
-        add("token_embd.weight");
-        add("output.weight");
-        for (uint32_t il = 0; il < a.layers; ++il) {
-            for (const char * w : { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" }) {
-                add("blk." + std::to_string(il) + "." + w + ".weight");
-            }
-        }
-    }
-    llama_model_params mp = llama_model_default_params();
-    mp.n_gpu_layers = a.ngl;
-    llama_model * m = llama_model_init_from_user(meta, set_tensor, nullptr, mp);
-    gguf_free(meta);
-    return m;
+    reposnap::synthetic_shape sh;
+    sh.n_layer = a.layers; sh.n_embd = a.embd; sh.n_head = a.heads; sh.n_head_kv = a.kv_heads;
+    sh.n_ff = a.ff; sh.n_vocab = a.vocab; sh.n_ctx = 262144; sh.rope_freq_base = 500000.0f; sh.wtype = type_of(a.wtype);
+    return reposnap::make_synthetic_model(sh, a.ngl);
 }
 
 struct Ctx {

@@ -1,7 +1,8 @@
 /**
  * Synthetic llama models for benchmarks and tests: a chosen shape with seeded random weights,
  * written by llama.cpp itself (`llama_model_init_from_user` + `llama_model_save_to_file`), no
- * tokenizer (`no_vocab`: feed token ids). Weights do not change speed; shapes do.
+ * real tokenizer: a SentencePiece-style vocabulary of dummy pieces with byte fallback, so that
+ * tokenizers load (ours and node-llama-cpp's). Weights do not change speed; shapes do.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,0 +1,148 @@
+// Synthetic llama models of a chosen shape with seeded random weights, created in memory by
+// llama.cpp's own llama_model_init_from_user (shared by the addon's createSyntheticModel and
+// native/bench/snapkv-bench.cpp). Weights do not change speed; shapes do.
+#pragma once
+
+#include "gguf.h"
+#include "llama.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace reposnap {
+
+struct synthetic_shape {
+    uint32_t  n_layer   = 8;
+    uint32_t  n_embd    = 1024;
+    uint32_t  n_head    = 16;
+    uint32_t  n_head_kv = 4;
+    uint32_t  n_ff      = 2816;
+    uint32_t  n_vocab   = 32000;
+    uint32_t  n_ctx     = 131072;
+    float     rope_freq_base = 10000.0f;
+    ggml_type wtype     = GGML_TYPE_F16; // 2-D weights; norms stay F32
+    uint32_t  seed      = 1;
+};
+
+// A SentencePiece-style vocabulary of n tokens: <unk>, <s>, </s>, the 256 byte tokens, then dummy
+// pieces; enough for tokenizers (ours, node-llama-cpp's) to load and round-trip bytes.
+inline void add_spm_vocab(gguf_context * meta, uint32_t n_vocab) {
+    std::vector<std::string> toks = { "<unk>", "<s>", "</s>" };
+    std::vector<int32_t> types = { 2, 3, 3 };
+    for (int b = 0; b < 256; ++b) {
+        char buf[8];
+        snprintf(buf, sizeof(buf), "<0x%02X>", b);
+        toks.push_back(buf);
+        types.push_back(6);
+    }
+    for (uint32_t i = (uint32_t) toks.size(); i < n_vocab; ++i) {
+        toks.push_back("\xe2\x96\x81w" + std::to_string(i));
+        types.push_back(1);
+    }
+    std::vector<float> scores(n_vocab);
+    std::vector<const char *> ptrs;
+    for (uint32_t i = 0; i < n_vocab; ++i) {
+        scores[i] = -(float) i;
+        ptrs.push_back(toks[i].c_str());
+    }
+    gguf_set_val_str(meta, "tokenizer.ggml.model", "llama");
+    gguf_set_arr_str(meta, "tokenizer.ggml.tokens", ptrs.data(), ptrs.size());
+    gguf_set_arr_data(meta, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores.data(), scores.size());
+    gguf_set_arr_data(meta, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types.data(), types.size());
+    gguf_set_val_u32(meta, "tokenizer.ggml.bos_token_id", 1);
+    gguf_set_val_u32(meta, "tokenizer.ggml.eos_token_id", 2);
+    gguf_set_val_u32(meta, "tokenizer.ggml.unknown_token_id", 0);
+}
+
+// Tensor data: uniform weights with the variance of N(0, 1/fan_in) from a seeded xorshift, rows
+// split over the cores and quantized with ggml_quantize_chunk; identities for the optional tensors
+// llama_model_init_from_user creates (zero biases, unit scales, norms and RoPE factors), so the
+// model is a plain llama.
+inline void synthetic_tensor_data(ggml_tensor * t, void * ud) {
+    const auto & sh = *(const synthetic_shape *) ud;
+    const std::string name = t->name;
+    const int64_t n_per_row = t->ne[0];
+    const int64_t nrows = ggml_nrows(t);
+    auto ends_with = [&](const char * s) { const size_t n = strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
+    if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0 || name.find("norm") != std::string::npos) {
+        std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
+        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
+        return;
+    }
+    const float a = std::sqrt(3.0f/(float) n_per_row);
+    const size_t row_bytes = ggml_row_size(t->type, n_per_row);
+    std::vector<uint8_t> out(ggml_nbytes(t));
+    const int nth = (int) std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    for (int th = 0; th < nth; ++th) {
+        pool.emplace_back([&, th] {
+            std::vector<float> row(n_per_row);
+            for (int64_t r = th; r < nrows; r += nth) {
+                uint64_t x = 0x9E3779B97F4A7C15ull ^ ((uint64_t) sh.seed << 32) ^ (std::hash<std::string>{}(name) + (uint64_t) r*0x100000001B3ull);
+                for (int64_t i = 0; i < n_per_row; ++i) {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                    row[i] = a*(2.0f*(float) (x >> 40)/(float) (1ull << 24) - 1.0f);
+                }
+                if (t->type == GGML_TYPE_F32) {
+                    memcpy(out.data() + r*row_bytes, row.data(), row_bytes);
+                } else {
+                    ggml_quantize_chunk(t->type, row.data(), out.data() + r*row_bytes, 0, 1, n_per_row, nullptr);
+                }
+            }
+        });
+    }
+    for (auto & th : pool) th.join();
+    ggml_backend_tensor_set(t, out.data(), 0, out.size());
+}
+
+// The model (nullptr on failure). The shape must outlive the call only.
+inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_layers) {
+    gguf_context * meta = gguf_init_empty();
+    gguf_set_val_str(meta, "general.architecture", "llama");
+    gguf_set_val_str(meta, "general.name", "reposnap-synthetic");
+    gguf_set_val_u32(meta, "llama.vocab_size", sh.n_vocab);
+    gguf_set_val_u32(meta, "llama.context_length", sh.n_ctx);
+    gguf_set_val_u32(meta, "llama.embedding_length", sh.n_embd);
+    gguf_set_val_u32(meta, "llama.feed_forward_length", sh.n_ff);
+    gguf_set_val_u32(meta, "llama.block_count", sh.n_layer);
+    gguf_set_val_u32(meta, "llama.attention.head_count", sh.n_head);
+    gguf_set_val_u32(meta, "llama.attention.head_count_kv", sh.n_head_kv);
+    gguf_set_val_u32(meta, "llama.rope.dimension_count", sh.n_embd/sh.n_head);
+    gguf_set_val_f32(meta, "llama.rope.freq_base", sh.rope_freq_base);
+    gguf_set_val_f32(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    if (sh.n_vocab >= 259) {
+        add_spm_vocab(meta, sh.n_vocab);
+    } else {
+        gguf_set_val_str(meta, "tokenizer.ggml.model", "no_vocab");
+    }
+    // the 2-D weights in the chosen type: "override by adding a tensor with the same name but a different type"
+    auto add = [&](const std::string & n) {
+        ggml_tensor t;
+        memset(&t, 0, sizeof(t));
+        t.type = sh.wtype;
+        ggml_set_name(&t, n.c_str());
+        gguf_add_tensor(meta, &t);
+    };
+    if (sh.wtype != GGML_TYPE_F32) {
+        add("token_embd.weight");
+        add("output.weight");
+        for (uint32_t il = 0; il < sh.n_layer; ++il) {
+            for (const char * w : { "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down" }) {
+                add("blk." + std::to_string(il) + "." + w + ".weight");
+            }
+        }
+    }
+    llama_model_params mp = llama_model_default_params();
+    mp.n_gpu_layers = n_gpu_layers;
+    llama_model * m = llama_model_init_from_user(meta, synthetic_tensor_data, (void *) &sh, mp);
+    gguf_free(meta);
+    return m;
+}
+
+} // namespace reposnap
