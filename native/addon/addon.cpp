@@ -659,9 +659,18 @@ private:
     Napi::Value KvStats(const Napi::CallbackInfo & info) {
         auto env = info.Env();
         check(env);
+        const llama_seq_id seq = info[0].As<Napi::Number>().Int32Value();
         llama_snapkv_kv_stats st = {};
-        if (llama_snapkv_get_kv_stats(ctx, info[0].As<Napi::Number>().Int32Value(), &st) < 0) {
-            throw Napi::Error::New(env, llama_snapkv_last_error(ctx));
+        if (llama_snapkv_get_kv_stats(ctx, seq, &st) < 0) {
+            // not a plain KV cache (sliding-window, hybrid): positions only, sizes unknown (0)
+            llama_memory_t mem = llama_get_memory(ctx);
+            const llama_pos p0 = llama_memory_seq_pos_min(mem, seq);
+            const llama_pos p1 = llama_memory_seq_pos_max(mem, seq);
+            st.n_cells = p0 < 0 ? 0 : p1 - p0 + 1;
+            st.n_cells_used = st.n_cells;
+            st.n_kv = -1;
+            st.kv_size = (int32_t) llama_n_ctx(ctx);
+            st.bytes_per_cell = 0;
         }
         Napi::Object o = Napi::Object::New(env);
         o.Set("cells",        st.n_cells);
@@ -750,6 +759,8 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     sh.rope_freq_base = (float) opt<double>(o, "ropeFreqBase", sh.rope_freq_base);
     sh.seed           = (uint32_t) opt<int32_t>(o, "seed", 1);
     sh.wtype          = parse_type(env, opt<std::string>(o, "weightType", "f16"));
+    sh.arch           = opt<std::string>(o, "architecture", "llama");
+    sh.n_swa          = (uint32_t) opt<int32_t>(o, "slidingWindow", 0);
     if (sh.n_head == 0 || sh.n_head_kv == 0 || sh.n_embd % sh.n_head != 0 || sh.n_head % sh.n_head_kv != 0) {
         throw Napi::RangeError::New(env, "need n_embd % n_head == 0 and n_head % n_head_kv == 0");
     }

@@ -28,6 +28,8 @@ struct synthetic_shape {
     float     rope_freq_base = 10000.0f;
     ggml_type wtype     = GGML_TYPE_F16; // 2-D weights; norms stay F32
     uint32_t  seed      = 1;
+    std::string arch    = "llama";       // another architecture for guard tests (bloom: ALiBi, gemma2: SWA, qwen2vl: M-RoPE)
+    uint32_t  n_swa     = 0;             // sliding window (gemma2)
 };
 
 // A SentencePiece-style vocabulary of n tokens: <unk>, <s>, </s>, the 256 byte tokens, then dummy
@@ -104,18 +106,28 @@ inline void synthetic_tensor_data(ggml_tensor * t, void * ud) {
 // The model (nullptr on failure). The shape must outlive the call only.
 inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_layers) {
     gguf_context * meta = gguf_init_empty();
-    gguf_set_val_str(meta, "general.architecture", "llama");
+    const std::string a = sh.arch;
+    auto key = [&](const char * k) { return a + "." + k; };
+    gguf_set_val_str(meta, "general.architecture", a.c_str());
     gguf_set_val_str(meta, "general.name", "reposnap-synthetic");
-    gguf_set_val_u32(meta, "llama.vocab_size", sh.n_vocab);
-    gguf_set_val_u32(meta, "llama.context_length", sh.n_ctx);
-    gguf_set_val_u32(meta, "llama.embedding_length", sh.n_embd);
-    gguf_set_val_u32(meta, "llama.feed_forward_length", sh.n_ff);
-    gguf_set_val_u32(meta, "llama.block_count", sh.n_layer);
-    gguf_set_val_u32(meta, "llama.attention.head_count", sh.n_head);
-    gguf_set_val_u32(meta, "llama.attention.head_count_kv", sh.n_head_kv);
-    gguf_set_val_u32(meta, "llama.rope.dimension_count", sh.n_embd/sh.n_head);
-    gguf_set_val_f32(meta, "llama.rope.freq_base", sh.rope_freq_base);
-    gguf_set_val_f32(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gguf_set_val_u32(meta, key("vocab_size").c_str(), sh.n_vocab);
+    gguf_set_val_u32(meta, key("context_length").c_str(), sh.n_ctx);
+    gguf_set_val_u32(meta, key("embedding_length").c_str(), sh.n_embd);
+    gguf_set_val_u32(meta, key("feed_forward_length").c_str(), sh.n_ff);
+    gguf_set_val_u32(meta, key("block_count").c_str(), sh.n_layer);
+    gguf_set_val_u32(meta, key("attention.head_count").c_str(), sh.n_head);
+    gguf_set_val_u32(meta, key("attention.head_count_kv").c_str(), sh.n_head_kv);
+    gguf_set_val_u32(meta, key("rope.dimension_count").c_str(), sh.n_embd/sh.n_head);
+    gguf_set_val_f32(meta, key("rope.freq_base").c_str(), sh.rope_freq_base);
+    gguf_set_val_f32(meta, key("attention.layer_norm_rms_epsilon").c_str(), 1e-5f);
+    gguf_set_val_f32(meta, key("attention.layer_norm_epsilon").c_str(), 1e-5f);
+    if (sh.n_swa > 0) {
+        gguf_set_val_u32(meta, key("attention.sliding_window").c_str(), sh.n_swa);
+    }
+    if (a == "qwen2vl") {
+        const int32_t sections[4] = { (int32_t) (sh.n_embd/sh.n_head/4), (int32_t) (sh.n_embd/sh.n_head/8), (int32_t) (sh.n_embd/sh.n_head/8), 0 };
+        gguf_set_arr_data(meta, key("rope.dimension_sections").c_str(), GGUF_TYPE_INT32, sections, 4);
+    }
     if (sh.n_vocab >= 259) {
         add_spm_vocab(meta, sh.n_vocab);
     } else {
@@ -129,7 +141,7 @@ inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_
         ggml_set_name(&t, n.c_str());
         gguf_add_tensor(meta, &t);
     };
-    if (sh.wtype != GGML_TYPE_F32) {
+    if (sh.wtype != GGML_TYPE_F32 && a == "llama") {
         add("token_embd.weight");
         add("output.weight");
         for (uint32_t il = 0; il < sh.n_layer; ++il) {

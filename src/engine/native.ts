@@ -124,6 +124,10 @@ export interface SyntheticShape {
   ropeFreqBase?: number;
   weightType?: 'f32' | 'f16' | 'q8_0' | 'q4_0';
   seed?: number;
+  /** Another architecture, for guard tests: 'bloom' (ALiBi), 'gemma2' (sliding window), 'qwen2vl' (M-RoPE). */
+  architecture?: string;
+  /** Sliding-window size written to the metadata. */
+  slidingWindow?: number;
 }
 
 let cached: NativeAddon | undefined;

@@ -120,7 +120,14 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
   const cache = { typeK: options.kvCacheType ?? 'f16', typeV: options.kvCacheType ?? 'f16', flashAttention: options.flashAttention ?? 'auto' };
   const session = new EngineSession(model, native, options.contextSize ?? 4096, batchSize, cache);
   const w = options.snapWindow ?? 32;
-  if (w > 0) session.armSnap(w);
+  if (w > 0) {
+    try {
+      session.armSnap(w);
+    } catch (e) {
+      // e.g. a sliding-window model (its cache is not a plain KV cache): answer with full attention
+      session.snapUnavailable = (e as Error).message;
+    }
+  }
   return session;
 }
 
@@ -133,6 +140,8 @@ export class EngineSession {
   private history: number[] = [];
   /** The last snap, recorded in state files. */
   private lastSnap: StateHeader['snap'] = null;
+  /** Why SnapKV cannot run in this session (set when arming the capture failed). */
+  snapUnavailable: string | undefined;
 
   constructor(
     readonly model: EngineModel,
@@ -207,6 +216,7 @@ export class EngineSession {
    */
   snap(params: SnapParams): Promise<SnapResult> {
     return this.exclusive(async () => {
+      if (this.snapUnavailable) throw new SnapRefusedError(this.snapUnavailable, -2);
       if (params.window !== this.window) {
         throw new SnapRefusedError(`the observation window (${params.window}) differs from the armed capture (${this.window})`, -1);
       }

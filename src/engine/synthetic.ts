@@ -12,7 +12,7 @@ export type { SyntheticShape };
 
 /** A file name that encodes the shape, so that a cache folder can hold several. */
 export function syntheticName(s: SyntheticShape): string {
-  return `synthetic-l${s.nLayer}-e${s.nEmbd}-h${s.nHead}-kv${s.nHeadKv}-ff${s.nFf}-v${s.nVocab}-${s.weightType}-s${s.seed ?? 1}.gguf`;
+  return `synthetic-${s.architecture ?? 'llama'}${s.slidingWindow ? `-swa${s.slidingWindow}` : ''}-l${s.nLayer}-e${s.nEmbd}-h${s.nHead}-kv${s.nHeadKv}-ff${s.nFf}-v${s.nVocab}-${s.weightType}-s${s.seed ?? 1}.gguf`;
 }
 
 /**
