@@ -18,7 +18,8 @@ export function createMatcher(ignoreCase = false): IgnoreMatcher {
  *
  * `baseDir` is the directory of the ignore file relative to the repository root, with `/`
  * separators (`''` for the root). `content` is the file's text. `source` (e.g.
- * `'sub/.gitignore'`) is recorded on each rule as its mark, `source:line`, for debugging.
+ * `'sub/.gitignore'`) is recorded on each rule as its mark, `source:line:pattern` (the
+ * format of `git check-ignore -v`, with the pattern as written in the file), for the manifest.
  * `parent` is not modified.
  *
  * Every pattern is rewritten to be relative to the root (see `rebasePattern`), so that a
@@ -40,7 +41,7 @@ export function extendMatcher(
   const rules: ignore.PatternParams[] = [];
   for (let i = 0; i < lines.length; i++) {
     const pattern = rebasePattern(lines[i]!, baseDir);
-    if (pattern !== undefined) rules.push({ pattern, mark: `${source}:${i + 1}` });
+    if (pattern !== undefined) rules.push({ pattern, mark: `${source}:${i + 1}:${trimTrailingSpaces(lines[i]!)}` });
   }
   return rules.length > 0 ? matcher.add(rules) : matcher;
 }

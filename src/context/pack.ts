@@ -1,10 +1,27 @@
 import { throwIfAborted, raceAbort } from './errors';
-import { DEFAULT_MAX_FILE_BYTES, readTextFile, type FileVerdict } from './filter';
+import { DEFAULT_MAX_FILE_BYTES, readTextFile, type FileVerdict, type TextEncodingName } from './filter';
+import { createYielder, type ContextFs } from './fsapi';
 import { formatFileSection } from './section';
-import { compareCodeUnits, type SkippedFile } from './types';
-import { walkRepository } from './walk';
+import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
+import { walkRepository, type WalkedFile } from './walk';
 
-export type { SkipReason, SkippedFile } from './types';
+export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
+export type { TextEncodingName } from './filter';
+
+/**
+ * The order of the sections in the packed prompt (`PackResult.files`):
+ *
+ * - `'mtime'` (default): least recently modified first, ties by path in code-unit order.
+ *   Editing a file moves it to the end, so the prompt before that file's old position is
+ *   unchanged and a prefix cache (KV cache) stays valid up to there: an edit costs the
+ *   tokens from the edited file's old position onward, not the whole prompt. Files that are
+ *   edited often gather at the end, where invalidating them is cheap. (A checkout or
+ *   `touch` that updates mtimes moves those files too.)
+ * - `'path'`: code-unit order of the relative path, independent of the file system's times
+ *   (reproducible across clones), but every edit of a file invalidates the prompt from that
+ *   file's position onward, again at each edit, and an added file shifts everything after it.
+ */
+export type PackOrder = 'mtime' | 'path';
 
 /** Options for `packRepository`. */
 export interface PackOptions {
@@ -18,21 +35,52 @@ export interface PackOptions {
    * be async. Must return a finite number ≥ 0. Errors it throws reject `packRepository`.
    */
   countTokens: (text: string) => number | Promise<number>;
-  /** Per-file cap in bytes; larger files are skipped as `'too-large'`. Default 262144 (256 KiB). */
+  /**
+   * Per-file cap in bytes; larger files are skipped as `'too-large'` (or `'binary'`,
+   * `'generated'`, `'minified'` when their first 8 KiB say so). Default 262144 (256 KiB).
+   */
   maxFileBytes?: number;
   /**
    * Aborting rejects `packRepository` with an error whose `name` is `'AbortError'` (the
    * signal's reason when it is such an error, else a `DOMException`), also while waiting
-   * for `countTokens`.
+   * for `countTokens` or the file system. The packer yields to the event loop at least every
+   * 10 ms of work, so an abort from a timer or signal handler is seen even while a
+   * synchronous `countTokens` keeps it busy.
    */
   signal?: AbortSignal;
   /**
-   * Progress callback. `'walk'`: `done` = candidate files found so far (no `total`).
-   * `'read'`: `done` of `total` candidate files read and classified. `'tokenize'`: `done`
-   * sections tokenized (no `total`; tokenizing stops once the budget is used up).
-   * Errors it throws reject `packRepository`.
+   * Progress callback. `'walk'`: `done` = candidate files found so far (no `total`), after
+   * each directory. `'read'`: `done` of `total` candidate files read and classified.
+   * `'tokenize'`: `done` sections tokenized (no `total`; tokenizing stops once the budget is
+   * used up). Errors it throws reject `packRepository`.
    */
   onProgress?: (p: { phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number }) => void;
+  /**
+   * Only pack files matched by one of these patterns (gitignore syntax, relative to the
+   * root: `src/`, `*.ts`, `/README.md`; the last matching pattern decides and `!src/gen/`
+   * subtracts). Absent or empty: every file. Never overrides `.gitignore` or excludes. See
+   * `createIncludeMatcher`.
+   */
+  include?: readonly string[];
+  /**
+   * Extra exclude patterns (gitignore syntax, relative to the root), evaluated after the
+   * default excludes with the last match winning: `'*.md'` excludes, `'!dist/'` re-includes
+   * a default-excluded directory. VS Code's `files.exclude` converts with
+   * `excludesFromVsCodeSetting`.
+   */
+  exclude?: readonly string[];
+  /** Apply `DEFAULT_EXCLUDES` (lockfiles, build output, dependencies, bundles). Default true. */
+  defaultExcludes?: boolean;
+  /** Leave out minified and generated files (`'minified'`, `'generated'`). Default true. */
+  skipGenerated?: boolean;
+  /** Section order; see `PackOrder`. Default `'mtime'`. */
+  order?: PackOrder;
+  /** Match patterns case-insensitively. Default false (git's default on Linux). */
+  ignoreCase?: boolean;
+  /** The file system. Default: the real one. Tests inject failures through it. */
+  fs?: ContextFs;
+  /** File reads kept in flight ahead of tokenization, an integer ≥ 1. Default 16. */
+  readAhead?: number;
 }
 
 /** One file included in the packed prompt. */
@@ -45,44 +93,71 @@ export interface PackedFile {
   tokens: number;
   /** The formatted section (`formatFileSection(path, content)`), ending with a newline. */
   text: string;
+  /** Modification time of the content packed, in ms since the epoch. */
+  mtimeMs: number;
+  /** The encoding the content was decoded from (see `decodeText`). */
+  encoding: TextEncodingName;
+  /** What was done to the bytes (BOM removed, CRLF → LF, decoded as Windows-1252); may be empty. */
+  notes: string[];
 }
 
-/** What `packRepository` produced. */
+/** What `packRepository` produced: the manifest of the repository. */
 export interface PackResult {
   /** The absolute, resolved repository root. */
   root: string;
-  /** Included files, in code-unit order of `path`; concatenating their `text` gives the prompt. */
+  /** Included files, in prompt order (see `PackOrder`); concatenating their `text` gives the prompt. */
   files: PackedFile[];
-  /** Files (and unreadable directories) not included, other than ignored ones, in code-unit order of `path`. */
+  /** Files (and directories) looked at but not included, with reasons, in code-unit order of `path`. */
   skipped: SkippedFile[];
+  /** Entries left out by `.gitignore`, excludes or includes (never read), in code-unit order of `path`. */
+  ignored: IgnoredEntry[];
   /** Sum of `files[i].tokens`, in tokens; always ≤ `tokenBudget`. */
   totalTokens: number;
   /** Sum of `files[i].bytes`, in bytes. */
   totalBytes: number;
-  /**
-   * Number of entries excluded by ignore rules. An ignored directory counts as one entry
-   * (it is not entered). Entries named `.git` are not counted.
-   */
+  /** `ignored.length`. An ignored directory counts as one entry (it is not entered); `.git` is not counted. */
   ignoredCount: number;
+  /** The order of `files`. */
+  order: PackOrder;
+  /** The budget packed against, in tokens (`Infinity` when unlimited). */
+  tokenBudget: number;
 }
 
-/** How many file reads run ahead of tokenization. */
+/** Tokens a section has at least with real tokenizers (a header line and two fences). */
+const MIN_SECTION_TOKENS = 4;
+
+/**
+ * Safety margin of the "cannot fit" estimate: a file is left untokenized only when half the
+ * lowest token density seen so far already exceeds the tokens left.
+ */
+const ESTIMATE_MARGIN = 0.5;
+
+/** Longest stretch of work between two turns of the event loop, in ms. */
+const YIELD_EVERY_MS = 10;
+
+/** Default number of file reads in flight ahead of tokenization. */
 const READ_AHEAD = 16;
 
 /**
  * Packs the repository at `root` into formatted file sections that fit a token budget.
  *
- * 1. Walks the tree (`walkRepository`): `.gitignore` files at every level and
- *    `.git/info/exclude` are honoured, `.git` is never entered, symlinks are not followed.
- * 2. Reads each candidate file in code-unit order of its relative path and classifies it
- *    (`readTextFile`): `'binary'`, `'too-large'` (over `maxFileBytes` bytes), `'unreadable'`
- *    or text. Empty files are included as empty sections.
- * 3. Formats each text file with `formatFileSection` and counts its tokens with
- *    `countTokens`. Sections are added greedily in path order while the running total
- *    stays ≤ `tokenBudget`; a section that does not fit is skipped as `'over-budget'` and
- *    packing goes on with the next file, so one large file cannot crowd out every file
- *    after it. Once fewer tokens are left than the smallest possible section (its header),
- *    the remaining text files are skipped without being tokenized.
+ * 1. Walk (`walkRepository`): `.gitignore` at every level, `.git/info/exclude`, then the
+ *    default excludes, `exclude` and `include`; `.git` is never entered; symlinks, FIFOs,
+ *    sockets and devices are reported, never followed or opened.
+ * 2. Read and classify each candidate (`readTextFile`): binary, too large, empty, minified,
+ *    generated, unreadable, vanished or changed during the pack are skipped with a reason.
+ * 3. Fit the budget. Files are considered in *keep rank*: smallest on disk first, ties by
+ *    fewer directory levels, then path. Each text file is formatted (`formatFileSection`)
+ *    and tokenized (`countTokens`) and kept while the running total stays ≤ `tokenBudget`;
+ *    one that does not fit is skipped as `'over-budget'` and the next is tried. So when the
+ *    repository is larger than the budget, the largest files are dropped first (ties: the
+ *    deepest, then the last by path) and as many files as possible are kept. Files that
+ *    cannot fit are skipped without being tokenized, to save the tokenizer's time: all of
+ *    them once fewer tokens are left than the smallest section so far (at most 4), and any
+ *    whose content is so long that even half the lowest tokens-per-character ratio seen so
+ *    far exceeds the tokens left (their detail says "not tokenized").
+ * 4. Order the kept sections for the prompt (`order`, default least recently modified
+ *    first; see `PackOrder`).
  *
  * Units: sizes in bytes, budget and counts in tokens. `totalTokens` is the sum of per-section
  * counts, which may differ slightly from the token count of the concatenated sections.
@@ -96,43 +171,67 @@ const READ_AHEAD = 16;
 export async function packRepository(root: string, options: PackOptions): Promise<PackResult> {
   const { tokenBudget, countTokens, signal, onProgress } = options;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const order = options.order ?? 'mtime';
+  const readAhead = options.readAhead ?? READ_AHEAD;
   if (typeof tokenBudget !== 'number' || Number.isNaN(tokenBudget) || tokenBudget < 0) {
     throw new RangeError(`tokenBudget must be a number >= 0, got ${String(tokenBudget)}`);
   }
   if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 0) {
     throw new RangeError(`maxFileBytes must be an integer >= 0, got ${String(maxFileBytes)}`);
   }
+  if (order !== 'mtime' && order !== 'path') throw new RangeError(`order must be 'mtime' or 'path', got ${String(order)}`);
+  if (!Number.isInteger(readAhead) || readAhead < 1) throw new RangeError(`readAhead must be an integer >= 1, got ${String(readAhead)}`);
   if (typeof countTokens !== 'function') throw new TypeError('countTokens must be a function');
   throwIfAborted(signal);
 
   const walked = await walkRepository(root, {
     ...(signal !== undefined ? { signal } : {}),
+    ...(options.include !== undefined ? { include: options.include } : {}),
+    ...(options.exclude !== undefined ? { exclude: options.exclude } : {}),
+    ...(options.defaultExcludes !== undefined ? { defaultExcludes: options.defaultExcludes } : {}),
+    ...(options.ignoreCase !== undefined ? { ignoreCase: options.ignoreCase } : {}),
+    ...(options.fs !== undefined ? { fs: options.fs } : {}),
     onProgress: (filesFound) => onProgress?.({ phase: 'walk', done: filesFound }),
   });
-  const candidates = walked.files;
+  const candidates = [...walked.files].sort(compareKeepRank);
   const total = candidates.length;
 
-  const files: PackedFile[] = [];
+  const kept: PackedFile[] = [];
   const skipped: SkippedFile[] = [...walked.skipped];
   let totalTokens = 0;
   let totalBytes = 0;
   let tokenized = 0;
-  let budgetExhausted = false;
-  // a section is at least its header and fences: stop tokenizing when not even that fits
-  const minSectionTokens = 4;
+  // Stop tokenizing once fewer tokens are left than a section can have: at most
+  // MIN_SECTION_TOKENS (a header and two fences), or the smallest section seen so far.
+  let smallestSection = Infinity;
+  let budgetExhausted = tokenBudget <= 0;
+  // Lowest tokens per character of any section so far: a file whose content alone would
+  // need more than ESTIMATE_MARGIN times that many tokens than are left is not tokenized.
+  let minTokensPerChar = Infinity;
+  const budgetNote = 'larger files are dropped first';
 
   // Reads never reject (failures are verdicts), so starting them early is safe even if we abort.
   const reads: Array<Promise<FileVerdict> | undefined> = new Array(total);
   let nextRead = 0;
-  const readAhead = (upTo: number): void => {
+  const startReads = (upTo: number): void => {
     for (; nextRead < Math.min(total, upTo); nextRead++) {
-      reads[nextRead] = readTextFile(candidates[nextRead]!.absPath, { maxFileBytes });
+      const file = candidates[nextRead]!;
+      reads[nextRead] = readTextFile(file.absPath, {
+        maxFileBytes,
+        detectGenerated: options.skipGenerated ?? true,
+        expected: { bytes: file.bytes, mtimeMs: file.mtimeMs },
+        ...(options.fs !== undefined ? { fs: options.fs } : {}),
+      });
     }
   };
 
+  // A synchronous tokenizer with reads already done would never give timers, I/O and
+  // signal handlers (Ctrl-C → abort) a turn: yield to the event loop every few ms.
+  const maybeYield = createYielder(YIELD_EVERY_MS);
   for (let i = 0; i < total; i++) {
+    await maybeYield();
     throwIfAborted(signal);
-    readAhead(i + READ_AHEAD);
+    startReads(i + readAhead);
     const file = candidates[i]!;
     const verdict = await raceAbort(reads[i]!, signal);
     reads[i] = undefined;
@@ -142,8 +241,15 @@ export async function packRepository(root: string, options: PackOptions): Promis
       skipped.push({ path: file.path, reason: verdict.reason, detail: verdict.detail });
       continue;
     }
+    const left = tokenBudget - totalTokens;
     if (budgetExhausted) {
-      skipped.push({ path: file.path, reason: 'over-budget', detail: 'token budget used up by earlier files' });
+      skipped.push({ path: file.path, reason: 'over-budget', detail: `not tokenized: ${left} of ${tokenBudget} tokens left (${budgetNote})` });
+      continue;
+    }
+
+    const estimate = Number.isFinite(minTokensPerChar) ? Math.floor(ESTIMATE_MARGIN * minTokensPerChar * verdict.text.length) : 0;
+    if (estimate > left) {
+      skipped.push({ path: file.path, reason: 'over-budget', detail: `not tokenized: needs about ${estimate}+ tokens, ${left} of ${tokenBudget} left (${budgetNote})` });
       continue;
     }
 
@@ -155,21 +261,48 @@ export async function packRepository(root: string, options: PackOptions): Promis
     tokenized++;
     onProgress?.({ phase: 'tokenize', done: tokenized });
 
-    if (totalTokens + tokens <= tokenBudget) {
-      files.push({ path: file.path, bytes: verdict.bytes, tokens, text });
+    smallestSection = Math.min(smallestSection, tokens);
+    if (text.length > 0) minTokensPerChar = Math.min(minTokensPerChar, tokens / text.length);
+    const floor = Math.min(MIN_SECTION_TOKENS, smallestSection);
+    if (tokens <= left) {
+      kept.push({ path: file.path, bytes: verdict.bytes, tokens, text, mtimeMs: verdict.mtimeMs, encoding: verdict.encoding, notes: verdict.notes });
       totalTokens += tokens;
       totalBytes += verdict.bytes;
+      budgetExhausted = tokenBudget - totalTokens < floor;
     } else {
-      budgetExhausted = tokenBudget - totalTokens < minSectionTokens;
-      skipped.push({
-        path: file.path,
-        reason: 'over-budget',
-        detail: `section needs ${tokens} tokens, ${tokenBudget - totalTokens} of ${tokenBudget} left`,
-      });
+      budgetExhausted = left < floor;
+      skipped.push({ path: file.path, reason: 'over-budget', tokens, detail: `needs ${tokens} tokens, ${left} of ${tokenBudget} left (${budgetNote})` });
     }
   }
   throwIfAborted(signal);
 
+  kept.sort(order === 'mtime' ? compareMtime : (a, b) => compareCodeUnits(a.path, b.path));
   skipped.sort((a, b) => compareCodeUnits(a.path, b.path));
-  return { root: walked.root, files, skipped, totalTokens, totalBytes, ignoredCount: walked.ignoredCount };
+  return {
+    root: walked.root,
+    files: kept,
+    skipped,
+    ignored: walked.ignored,
+    totalTokens,
+    totalBytes,
+    ignoredCount: walked.ignoredCount,
+    order,
+    tokenBudget,
+  };
+}
+
+/** Keep rank: smaller files first, then fewer directory levels, then path. */
+function compareKeepRank(a: WalkedFile, b: WalkedFile): number {
+  return a.bytes - b.bytes || depth(a.path) - depth(b.path) || compareCodeUnits(a.path, b.path);
+}
+
+/** Prompt order for `'mtime'`: least recently modified first, ties by path. */
+function compareMtime(a: PackedFile, b: PackedFile): number {
+  return a.mtimeMs - b.mtimeMs || compareCodeUnits(a.path, b.path);
+}
+
+function depth(p: string): number {
+  let n = 0;
+  for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) n++;
+  return n;
 }

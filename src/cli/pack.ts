@@ -1,0 +1,203 @@
+/**
+ * `reposnap pack`: shows what `reposnap ask` would put in the prompt, without a model run:
+ * every path with its tokens or the reason it was left out, and the totals.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/manifest';
+import { packRepository, type PackOrder, type PackResult } from '../context/pack';
+import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
+import { loadModel } from '../engine/model';
+import { intOption, UsageError } from './usage';
+
+const HELP = `usage: reposnap pack [--repo <dir>] [options]
+
+Lists what 'reposnap ask' would pack into the prompt: included files (in prompt order) with
+their tokens, every other path with the reason it was left out, and the totals.
+
+  --repo <dir>            repository to pack (default: the current directory)
+  --list                  print the manifest, one line per path, before the totals
+  --json                  print the manifest and the totals as one JSON object
+  --model <file.gguf>     count tokens with this model's tokenizer (exact); without it the
+                          count is approximate: ceil(UTF-8 bytes / 4) per section
+  --budget <n>            token budget for the file sections (default: no limit); when the
+                          repository is larger, the largest files are left out first
+  --include <pattern>     pack only files matching (gitignore syntax, repeatable)
+  --exclude <pattern>     leave out files matching (gitignore syntax, repeatable); '!pattern'
+                          re-includes a default exclude, e.g. --exclude '!dist/'
+  --no-default-excludes   do not apply the default excludes (lockfiles, build output,
+                          node_modules, vendor, *.min.js, ...)
+  --keep-generated        keep minified and generated files
+  --order mtime|path      prompt order: least recently modified first (default), or by path
+  --max-file-bytes <n>    skip files larger than this (default ${DEFAULT_MAX_FILE_BYTES})
+  --gpu-layers <n>        layers offloaded when loading --model on a GPU build (default 0)
+  --quiet                 no progress on stderr
+`;
+
+/** Where `runPack` writes; defaults to the process's streams. */
+export interface PackIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Whether stderr is a terminal (progress is only drawn on one). */
+  isTTY: boolean;
+}
+
+const processIo: PackIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  isTTY: process.stderr.isTTY === true,
+};
+
+/** How sections are counted without a model. */
+const APPROXIMATE = 'approximate: ceil(UTF-8 bytes / 4) per section; pass --model <file.gguf> for exact counts';
+
+/**
+ * Runs `reposnap pack` with its arguments (after the command name); returns the exit code.
+ * @throws UsageError for bad arguments or a missing repository; ModelLoadError when --model
+ *   cannot be loaded; AbortError on SIGINT.
+ */
+export async function runPack(args: string[], io: PackIo = processIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: false,
+      options: {
+        repo: { type: 'string' },
+        list: { type: 'boolean' },
+        json: { type: 'boolean' },
+        model: { type: 'string' },
+        budget: { type: 'string' },
+        include: { type: 'string', multiple: true },
+        exclude: { type: 'string', multiple: true },
+        'no-default-excludes': { type: 'boolean' },
+        'keep-generated': { type: 'boolean' },
+        order: { type: 'string' },
+        'max-file-bytes': { type: 'string' },
+        'gpu-layers': { type: 'string' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const o = parsed.values;
+  if (io === processIo) {
+    // `reposnap pack --list | head`: a closed pipe ends the output quietly.
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      throw err;
+    });
+  }
+  if (o.help) {
+    io.stdout(HELP);
+    return 0;
+  }
+  const repo = path.resolve(o.repo ?? '.');
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(repo);
+  } catch {
+    throw new UsageError(`the repository '${repo}' does not exist`);
+  }
+  if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
+  const order = o.order ?? 'mtime';
+  if (order !== 'mtime' && order !== 'path') throw new UsageError(`--order must be mtime or path (got '${order}')`);
+  const tokenBudget = o.budget === undefined ? Infinity : intOption('budget', o.budget, 0, 0);
+  const maxFileBytes = intOption('max-file-bytes', o['max-file-bytes'], DEFAULT_MAX_FILE_BYTES, 0);
+  const gpuLayers = intOption('gpu-layers', o['gpu-layers'], 0, 0);
+  if (o.model !== undefined && !fs.existsSync(o.model)) throw new UsageError(`the model file '${o.model}' does not exist`);
+
+  const progress = (line: string): void => {
+    if (!o.quiet && io.isTTY) io.stderr(`\r\x1b[2K${line}`);
+  };
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  let result: PackResult;
+  let tokenizer: string;
+  let dispose = (): void => undefined;
+  try {
+    let countTokens = (text: string): number => Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
+    tokenizer = APPROXIMATE;
+    if (o.model !== undefined) {
+      const model = await loadModel(o.model, { gpuLayers });
+      dispose = () => model.dispose();
+      countTokens = (text) => model.tokenize(text).length;
+      tokenizer = `${path.basename(o.model)} (exact)`;
+    }
+    result = await packRepository(repo, {
+      tokenBudget,
+      countTokens,
+      maxFileBytes,
+      order: order as PackOrder,
+      defaultExcludes: !o['no-default-excludes'],
+      skipGenerated: !o['keep-generated'],
+      ...(o.include !== undefined ? { include: o.include } : {}),
+      ...(o.exclude !== undefined ? { exclude: o.exclude } : {}),
+      signal: controller.signal,
+      onProgress: (p) => progress(`packing: ${p.phase} ${p.done}${p.total !== undefined ? `/${p.total}` : ''}`),
+    });
+  } finally {
+    progress('');
+    process.removeListener('SIGINT', onSigint);
+    dispose();
+  }
+
+  const entries = manifestEntries(result);
+  const totals = manifestTotals(result);
+  if (o.json) {
+    io.stdout(
+      JSON.stringify({
+        root: result.root,
+        tokenizer: o.model !== undefined ? { kind: 'model', model: path.resolve(o.model) } : { kind: 'approximate', rule: 'ceil(utf8Bytes / 4) per section' },
+        order: result.order,
+        tokenBudget: Number.isFinite(tokenBudget) ? tokenBudget : null,
+        totals,
+        entries,
+      }) + '\n',
+    );
+    return 0;
+  }
+  if (o.list) io.stdout(formatList(entries));
+  io.stdout(formatTotals(result, totals, tokenizer));
+  return 0;
+}
+
+/** The manifest as aligned text: tokens, status, path, detail in parentheses. */
+function formatList(entries: ManifestEntry[]): string {
+  const statusWidth = Math.max(8, ...entries.map((e) => e.status.length));
+  const lines = [`${'tokens'.padStart(8)}  ${'status'.padEnd(statusWidth)}  path`];
+  for (const e of entries) {
+    const tokens = e.tokens === undefined ? '-' : String(e.tokens);
+    const detail = e.detail === undefined ? '' : `  (${e.detail})`;
+    lines.push(`${tokens.padStart(8)}  ${e.status.padEnd(statusWidth)}  ${quotePath(e.path)}${detail}`);
+  }
+  return lines.join('\n') + '\n\n';
+}
+
+function formatTotals(result: PackResult, totals: ReturnType<typeof manifestTotals>, tokenizer: string): string {
+  const byReason = Object.entries(totals.leftOut)
+    .sort(([ra, a], [rb, b]) => b - a || (ra < rb ? -1 : ra > rb ? 1 : 0))
+    .map(([reason, n]) => `${n} ${reason}`)
+    .join(', ');
+  const budget = Number.isFinite(result.tokenBudget)
+    ? `${result.tokenBudget} tokens (largest files left out first)`
+    : 'none';
+  const orderText = result.order === 'mtime' ? 'mtime (least recently modified first, ties by path)' : 'path';
+  return [
+    `repository  ${result.root}`,
+    `tokenizer   ${tokenizer}`,
+    `order       ${orderText}`,
+    `budget      ${budget}`,
+    `included    ${totals.files} files, ${totals.bytes} bytes, ${totals.tokens} tokens`,
+    `left out    ${byReason === '' ? 'nothing' : byReason}`,
+  ].join('\n') + '\n';
+}
+
+/** A path as-is, or JSON-quoted when it has whitespace, quotes or control characters. */
+function quotePath(p: string): string {
+  return /[\s"\u0000-\u001f\u007f]/.test(p) ? JSON.stringify(p) : p;
+}

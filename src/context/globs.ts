@@ -1,0 +1,228 @@
+import ignore from 'ignore';
+import type { IgnoreMatcher } from './gitignore';
+
+/**
+ * Paths left out of every pack unless the caller opts out (`defaultExcludes: false`) or
+ * re-includes them with a negation in `exclude` (e.g. `'!dist/'`, `'!Cargo.lock'`).
+ *
+ * gitignore syntax, relative to the repository root: a pattern without a `/` matches at any
+ * depth, a trailing `/` matches directories only (which are then not entered). Groups:
+ * dependencies, build output and caches, lockfiles, minified or bundled code and source
+ * maps, OS litter.
+ */
+export const DEFAULT_EXCLUDES: readonly string[] = Object.freeze([
+  // dependencies and environments
+  'node_modules/',
+  'bower_components/',
+  'jspm_packages/',
+  'vendor/',
+  '.venv/',
+  'venv/',
+  '__pycache__/',
+  // build output and tool caches
+  'dist/',
+  'build/',
+  'out/',
+  'target/',
+  '.next/',
+  '.nuxt/',
+  '.svelte-kit/',
+  '.turbo/',
+  '.parcel-cache/',
+  '.gradle/',
+  '.cache/',
+  'coverage/',
+  '.nyc_output/',
+  '.tox/',
+  '.mypy_cache/',
+  '.pytest_cache/',
+  '.ruff_cache/',
+  '.reposnap-cache/',
+  // other version-control metadata (`.git` is always skipped)
+  '.svn/',
+  '.hg/',
+  // lockfiles
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'bun.lock',
+  'bun.lockb',
+  'Cargo.lock',
+  'poetry.lock',
+  'Pipfile.lock',
+  'uv.lock',
+  'pdm.lock',
+  'composer.lock',
+  'Gemfile.lock',
+  'go.sum',
+  'flake.lock',
+  'mix.lock',
+  'Podfile.lock',
+  'pubspec.lock',
+  'packages.lock.json',
+  'gradle.lockfile',
+  // minified and bundled code, source maps, build info
+  '*.min.js',
+  '*.min.mjs',
+  '*.min.css',
+  '*.bundle.js',
+  '*.chunk.js',
+  '*.map',
+  '*.tsbuildinfo',
+  // OS litter
+  '.DS_Store',
+  'Thumbs.db',
+]);
+
+/** Where an exclude rule came from; becomes the `detail` of an `IgnoredEntry`. */
+type RuleSource = 'default exclude' | 'exclude';
+
+/**
+ * Compiles the default excludes (unless `useDefaults` is false) followed by the caller's
+ * `exclude` patterns into one matcher, gitignore semantics, last matching rule wins (so a
+ * caller's `!pattern` overrides a default). Each rule's mark is `default exclude 'p'` or
+ * `exclude 'p'`. Returns `undefined` when there are no rules at all.
+ *
+ * Errors: throws `TypeError` when `exclude` is not an array of strings.
+ */
+export function createExcludeMatcher(exclude: readonly string[] | undefined, useDefaults: boolean, ignoreCase = false): IgnoreMatcher | undefined {
+  checkPatterns('exclude', exclude);
+  const rules: ignore.PatternParams[] = [];
+  const push = (patterns: readonly string[], source: RuleSource): void => {
+    for (const pattern of patterns) {
+      if (pattern.trim() === '' || pattern.startsWith('#')) continue;
+      rules.push({ pattern, mark: `${source} '${pattern}'` });
+    }
+  };
+  if (useDefaults) push(DEFAULT_EXCLUDES, 'default exclude');
+  push(exclude ?? [], 'exclude');
+  return rules.length === 0 ? undefined : ignore({ ignorecase: ignoreCase }).add(rules);
+}
+
+/** Says whether a path (relative to the root, `/`-separated) is matched by the include patterns. */
+export type IncludeFilter = (relPath: string) => boolean;
+
+/**
+ * Compiles the caller's `include` patterns (gitignore pattern syntax, relative to the root)
+ * into a filter. A pattern matches a path when it matches the path itself or one of its
+ * parent directories: `src/` includes everything below `src`, `*.ts` includes `.ts` files at
+ * any depth, `/README.md` only the root one. The last pattern that matches decides, and a
+ * `!pattern` subtracts, also below an included directory (`['src/', '!src/gen/']` includes
+ * `src` but not `src/gen`; unlike in an ignore file, where a negation cannot reach inside an
+ * excluded directory). A path no pattern matches is not included. Returns `undefined` when
+ * `include` is absent or holds no pattern, meaning "include everything".
+ *
+ * Errors: throws `TypeError` when `include` is not an array of strings.
+ */
+export function createIncludeMatcher(include: readonly string[] | undefined, ignoreCase = false): IncludeFilter | undefined {
+  checkPatterns('include', include);
+  const rules = (include ?? [])
+    .filter((p) => p.trim() !== '' && !p.startsWith('#'))
+    .map((p) => {
+      const negative = p.startsWith('!');
+      return { negative, matcher: ignore({ ignorecase: ignoreCase }).add(negative ? p.slice(1) : p) };
+    });
+  if (rules.length === 0) return undefined;
+  return (relPath) => {
+    for (let i = rules.length - 1; i >= 0; i--) {
+      if (rules[i]!.matcher.ignores(relPath)) return !rules[i]!.negative;
+    }
+    return false;
+  };
+}
+
+function checkPatterns(name: string, patterns: readonly string[] | undefined): void {
+  if (patterns === undefined) return;
+  if (!Array.isArray(patterns) || patterns.some((p) => typeof p !== 'string')) {
+    throw new TypeError(`${name} must be an array of strings`);
+  }
+}
+
+/**
+ * Converts VS Code's `files.exclude` (or `search.exclude`) setting, an object whose keys are
+ * glob patterns and whose values are `true`, `false` or `{ when: "..." }`, into patterns for
+ * `PackOptions.exclude`.
+ *
+ * Only keys whose value is exactly `true` are converted; `false` (switched off) and the
+ * conditional `{ when }` form (which depends on sibling files) are dropped. VS Code's glob
+ * syntax is translated to gitignore syntax:
+ * - brace alternatives are expanded: `**\/*.{js,map}` becomes `**\/*.js` and `**\/*.map`;
+ * - a leading `./` is removed; a glob that does not start with `**\/` is anchored to the
+ *   root with a leading `/`, because VS Code matches it against the whole relative path
+ *   (`*.js` in VS Code only matches files directly in the folder);
+ * - a leading `#` or `!` is escaped, since those are literal in a VS Code glob;
+ * - absolute paths are dropped (they cannot be expressed relative to the root).
+ *
+ * Pure function; never throws for any input (non-object input gives `[]`).
+ */
+export function excludesFromVsCodeSetting(setting: unknown): string[] {
+  if (typeof setting !== 'object' || setting === null) return [];
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(setting as Record<string, unknown>)) {
+    if (value !== true) continue;
+    for (let glob of expandBraces(key)) {
+      glob = glob.trim().replace(/\\/g, '/');
+      while (glob.startsWith('./')) glob = glob.slice(2);
+      if (glob === '' || glob.startsWith('/') || /^[A-Za-z]:\//.test(glob)) continue;
+      if (glob.startsWith('#') || glob.startsWith('!')) glob = '\\' + glob;
+      out.push(glob.startsWith('**/') || glob === '**' ? glob : '/' + glob);
+    }
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * Expands brace alternatives in a glob, as VS Code and most shells do: `a{b,c}d` gives
+ * `abd` and `acd`; braces nest (`{a,b{c,d}}` gives `a`, `bc`, `bd`). A brace group without a
+ * comma or without its closing brace is kept literally. Backslash-escaped braces and commas
+ * are literal. Returns at most 1000 patterns (the rest are dropped) so that hostile input
+ * cannot explode. Pure function; never throws.
+ */
+export function expandBraces(glob: string, limit = 1000): string[] {
+  const group = findBraceGroup(glob);
+  if (group === undefined) return [glob];
+  const { open, close, commas } = group;
+  const head = glob.slice(0, open);
+  const tail = glob.slice(close + 1);
+  const bounds = [open, ...commas, close];
+  const out: string[] = [];
+  for (let i = 0; i + 1 < bounds.length && out.length < limit; i++) {
+    const alternative = glob.slice(bounds[i]! + 1, bounds[i + 1]!);
+    for (const expanded of expandBraces(head + alternative + tail, limit - out.length)) {
+      out.push(expanded);
+      if (out.length >= limit) break;
+    }
+  }
+  return out;
+}
+
+/** The first top-level `{...}` holding at least one top-level comma, with its comma offsets. */
+function findBraceGroup(glob: string): { open: number; close: number; commas: number[] } | undefined {
+  for (let start = 0; start < glob.length; start++) {
+    if (glob[start] === '\\') {
+      start++;
+      continue;
+    }
+    if (glob[start] !== '{') continue;
+    let depth = 0;
+    const commas: number[] = [];
+    for (let i = start; i < glob.length; i++) {
+      const c = glob[i];
+      if (c === '\\') {
+        i++;
+      } else if (c === '{') {
+        depth++;
+      } else if (c === '}') {
+        depth--;
+        if (depth === 0) {
+          if (commas.length > 0) return { open: start, close: i, commas };
+          break;
+        }
+      } else if (c === ',' && depth === 1) {
+        commas.push(i);
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,122 @@
+/**
+ * `reposnap pack`: the manifest and totals as text and JSON, approximate and model token
+ * counts, usage errors. Runs in-process (runPack with captured output), plus one child
+ * process through the real entry point.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { runPack, type PackIo } from '../../src/cli/pack';
+import { UsageError } from '../../src/cli/usage';
+import { loadModel } from '../../src/engine/model';
+import { checkTinyModel } from '../helpers/models';
+import { expectedSection, makeRepo } from './fixtures';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: PackIo = { stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), isTTY: false };
+  const code = await runPack(args, io);
+  return { code, stdout, stderr };
+}
+
+const TREE = {
+  '.gitignore': 'ignored.txt\n',
+  'ignored.txt': 'x',
+  'a.ts': 'export const a = 1;\n', // 20 bytes: section 'a.ts\n```\n' + 20 + '```\n' = 33 bytes → 9 tokens
+  'big.md': 'word '.repeat(40) + '\n', // 201 bytes: section 216 bytes → 54 tokens
+  'my file.txt': 'spaces\n',
+  'yarn.lock': 'x',
+  'pic.png': 'x',
+};
+
+test('pack --list prints every path with its tokens or reason, then the totals (approximate tokenizer)', async (t) => {
+  const root = await makeRepo(t, TREE);
+  const { code, stdout, stderr } = await run(['--repo', root, '--list', '--budget', '40']);
+  assert.equal(code, 0);
+  assert.equal(stderr, '');
+  assert.equal(
+    stdout,
+    [
+      '  tokens  status       path',
+      '       8  included     .gitignore',
+      '       9  included     a.ts',
+      '       7  included     "my file.txt"',
+      '       -  over-budget  big.md  (not tokenized: needs about 25+ tokens, 16 of 40 left (larger files are dropped first))',
+      "       -  ignored      ignored.txt  (.gitignore:1:ignored.txt)",
+      "       -  binary       pic.png  (binary file extension '.png')",
+      "       -  excluded     yarn.lock  (default exclude 'yarn.lock')",
+      '',
+      `repository  ${root}`,
+      'tokenizer   approximate: ceil(UTF-8 bytes / 4) per section; pass --model <file.gguf> for exact counts',
+      'order       mtime (least recently modified first, ties by path)',
+      'budget      40 tokens (largest files left out first)',
+      'included    3 files, 39 bytes, 24 tokens',
+      'left out    1 binary, 1 excluded, 1 ignored, 1 over-budget',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('pack --json prints one object; --model counts tokens with the model', async (t) => {
+  const root = await makeRepo(t, TREE);
+  const approx = JSON.parse((await run(['--repo', root, '--json', '--no-default-excludes', '--order', 'path'])).stdout);
+  assert.deepEqual(approx.tokenizer, { kind: 'approximate', rule: 'ceil(utf8Bytes / 4) per section' });
+  assert.equal(approx.tokenBudget, null);
+  assert.equal(approx.order, 'path');
+  assert.deepEqual(
+    approx.entries.map((e: { path: string; status: string }) => [e.path, e.status]),
+    [
+      ['.gitignore', 'included'],
+      ['a.ts', 'included'],
+      ['big.md', 'included'],
+      ['my file.txt', 'included'],
+      ['yarn.lock', 'included'],
+      ['ignored.txt', 'ignored'],
+      ['pic.png', 'binary'],
+    ],
+  );
+  assert.deepEqual(approx.totals, { files: 5, bytes: 12 + 20 + 201 + 7 + 1, tokens: 8 + 9 + 54 + 7 + 5, leftOut: { ignored: 1, binary: 1 } });
+
+  const modelPath = checkTinyModel();
+  const exact = JSON.parse((await run(['--repo', root, '--json', '--model', modelPath])).stdout);
+  assert.deepEqual(exact.tokenizer, { kind: 'model', model: modelPath });
+  const model = await loadModel(modelPath);
+  try {
+    const aTs = exact.entries.find((e: { path: string }) => e.path === 'a.ts');
+    assert.equal(aTs.tokens, model.tokenize(expectedSection('a.ts', TREE['a.ts'])).length);
+  } finally {
+    model.dispose();
+  }
+});
+
+test('pack: usage errors', async (t) => {
+  const root = await makeRepo(t, { 'a.txt': 'x' });
+  await assert.rejects(run(['--repo', path.join(root, 'missing')]), (e: Error) => e instanceof UsageError && /does not exist/.test(e.message));
+  await assert.rejects(run(['--repo', root, '--order', 'size']), /--order must be mtime or path/);
+  await assert.rejects(run(['--repo', root, '--budget=-1']), /--budget must be an integer/);
+  await assert.rejects(run(['--repo', root, '--model', path.join(root, 'none.gguf')]), /model file .* does not exist/);
+  await assert.rejects(run(['--frobnicate']), UsageError);
+  assert.match((await run(['--help'])).stdout, /^usage: reposnap pack/);
+});
+
+test('reposnap pack through the command-line entry point', async (t) => {
+  const root = await makeRepo(t, { 'src/x.ts': 'export {};\n', 'node_modules/y/index.js': 'x' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'pack', '--repo', root, '--include', 'src/', '--json'], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const json = JSON.parse(r.stdout);
+  assert.deepEqual(
+    json.entries.map((e: { path: string; status: string }) => [e.path, e.status]),
+    [
+      ['src/x.ts', 'included'],
+      ['node_modules/', 'excluded'],
+    ],
+  );
+});
