@@ -4,6 +4,8 @@
  * Argument parsing uses Node's own util.parseArgs (no extra dependency, strict by default).
  */
 import { runAsk } from './ask';
+import { runCache, runStats } from './cache';
+import { runPack } from './pack';
 import { UsageError } from './usage';
 
 const HELP = `usage: reposnap <command> [options]
@@ -11,6 +13,9 @@ const HELP = `usage: reposnap <command> [options]
 commands:
   ask "<question>"   answer a question about a repository (streams the answer to stdout,
                      then one stats line to stderr)
+  stats              the repository's cache: entries, hits, tokens reused, last questions (--json)
+  cache clear        empty the repository's cache
+  pack               list what would be packed: each file's tokens or why it was left out
 
 run 'reposnap ask --help' for the options of a command.
 `;
@@ -20,6 +25,12 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'ask':
       return runAsk(rest);
+    case 'stats':
+      return runStats(rest);
+    case 'cache':
+      return runCache(rest);
+    case 'pack':
+      return runPack(rest);
     case undefined:
     case '-h':
     case '--help':
