@@ -4,7 +4,7 @@
  * bench/results/engine-<date>.json.
  *
  *   node --import tsx bench/engine.ts [--lengths 2048,8192,16384,32768] [--budgets 256,1024,2048]
- *        [--decode 16] [--fa on|off] [--no-nlc] [--model file.gguf]
+ *        [--decode 16] [--fa on|off] [--no-nlc] [--model file.gguf] [--shape layers,embd,heads,kvHeads,ff]
  *
  * Per L: prefill tok/s (ours; node-llama-cpp at its default threads and at its best explicit
  * setting), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
@@ -55,13 +55,27 @@ function nlc(model: string, L: number, threads: string, fa: string, steps: numbe
 
 async function main() {
   const { values } = parseArgs({
-    options: { lengths: { type: 'string' }, budgets: { type: 'string' }, decode: { type: 'string' }, fa: { type: 'string' }, 'no-nlc': { type: 'boolean' }, model: { type: 'string' } },
+    options: {
+      lengths: { type: 'string' },
+      budgets: { type: 'string' },
+      decode: { type: 'string' },
+      fa: { type: 'string' },
+      'no-nlc': { type: 'boolean' },
+      model: { type: 'string' },
+      shape: { type: 'string' },
+    },
   });
+  // --shape layers,embd,heads,kvHeads,ff (synthetic model of another size)
+  const shape = { ...SHAPE };
+  if (values.shape) {
+    const [nLayer, nEmbd, nHead, nHeadKv, nFf] = values.shape.split(',').map(Number);
+    Object.assign(shape, { nLayer, nEmbd, nHead, nHeadKv, nFf });
+  }
   const lengths = (values.lengths ?? '2048,8192,16384,32768').split(',').map(Number);
   const budgets = (values.budgets ?? '256,1024,2048').split(',').map(Number);
   const steps = Number(values.decode ?? 16);
   const fa = (values.fa ?? 'on') as 'on' | 'off';
-  const file = values.model ?? (await ensureSyntheticModel(path.join(__dirname, '.models'), SHAPE));
+  const file = values.model ?? (await ensureSyntheticModel(path.join(__dirname, '.models'), shape));
   const model: EngineModel = await loadModel(file);
   let seed = 7;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % (model.info.nVocab - 3)) + 3;
@@ -131,9 +145,9 @@ async function main() {
       console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f((r.decodeMsFull as number) / b.decodeMs!, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
     }
   }
-  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}.json`);
+  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), shape: SHAPE, fa, threads, steps, results }, null, 2) + '\n');
+  fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), shape, fa, threads, steps, results }, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
   model.dispose();
 }

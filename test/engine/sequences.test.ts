@@ -80,3 +80,39 @@ test('a sequence that shares cells with another is refused, and nothing changes'
     s.dispose();
   }
 });
+
+test('a sequence whose cells are interleaved with another compacts like a contiguous one', async () => {
+  const next = model.tokenize(' The end.');
+  const run = async (interleave: boolean) => {
+    const s = twoSeqSession();
+    try {
+      s.snapCapture(0, 16);
+      if (interleave) {
+        // 8 tokens of each sequence in turn: sequence 0's cells are 0-7, 16-23, …
+        for (let i = 0; i < a.length; i += 8) {
+          await s.decode(a.subarray(i, Math.min(a.length, i + 8)), i, 0, 'last');
+          if (i < b.length) await s.decode(b.subarray(i, Math.min(b.length, i + 8)), i, 1, 'last');
+        }
+      } else {
+        await prefill(s, 0, a);
+      }
+      const r = await s.snap(0, { window: 16, budget: 64, kernel: 5, pooling: 'max' });
+      assert.equal(r.status, 0, r.error);
+      const kept = Array.from(s.snapKept());
+      const out: Float32Array[] = [];
+      for (let i = 0; i < next.length; i++) {
+        await s.decode(next.subarray(i, i + 1), a.length + i, 0, 'last');
+        out.push(s.logits(-1));
+      }
+      return { kept, out };
+    } finally {
+      s.dispose();
+    }
+  };
+  const contiguous = await run(false);
+  const interleaved = await run(true);
+  assert.deepEqual(interleaved.kept, contiguous.kept, 'the same positions are kept');
+  let d = 0;
+  for (let i = 0; i < next.length; i++) for (let v = 0; v < contiguous.out[i]!.length; v++) d = Math.max(d, Math.abs(contiguous.out[i]![v]! - interleaved.out[i]![v]!));
+  assert.ok(d < 1e-4, `max |Δlogit| ${d}`);
+});
