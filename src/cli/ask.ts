@@ -33,6 +33,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --kv-type f16|f32|q8_0|…        KV cache type (default f16)
   --gpu-layers <n>        layers offloaded to a GPU build (default 0)
   --max-file-bytes <n>    skip files larger than this (default 262144)
+  --include <glob>        pack only matching files (gitignore syntax; repeatable)
+  --exclude <glob>        leave matching files out (gitignore syntax; repeatable; '!dist/' re-includes a default exclude)
+  --no-default-excludes   pack lockfiles, build output, node_modules, … too
   --thread <id>           the conversation this question belongs to (follow-ups reuse its turns)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
                           for the new question (default); continue: append to the thread's compressed cache
@@ -68,6 +71,9 @@ export async function runAsk(args: string[]): Promise<number> {
         'kv-type': { type: 'string' },
         'gpu-layers': { type: 'string' },
         'max-file-bytes': { type: 'string' },
+        include: { type: 'string', multiple: true },
+        exclude: { type: 'string', multiple: true },
+        'no-default-excludes': { type: 'boolean' },
         thread: { type: 'string' },
         'follow-up': { type: 'string' },
         'cache-dir': { type: 'string' },
@@ -123,6 +129,12 @@ export async function runAsk(args: string[]): Promise<number> {
     if (!o.quiet && process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}`);
   };
 
+  // `reposnap ask … | head`: a closed pipe ends the answer quietly
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+
   const controller = new AbortController();
   const onSigint = () => controller.abort();
   process.once('SIGINT', onSigint);
@@ -146,6 +158,7 @@ export async function runAsk(args: string[]): Promise<number> {
         topP: numberOption('top-p', o['top-p'], 1, 0, 1),
         seed: o.seed === undefined ? undefined : intOption('seed', o.seed, 0, 0, 2 ** 32 - 1),
         maxFileBytes: o['max-file-bytes'] === undefined ? undefined : intOption('max-file-bytes', o['max-file-bytes'], 0, 1),
+        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'] },
         session: {
           threads: o.threads === undefined ? undefined : intOption('threads', o.threads, 0, 1, 512),
           threadsBatch: o['threads-batch'] === undefined ? undefined : intOption('threads-batch', o['threads-batch'], 0, 1, 512),

@@ -9,7 +9,7 @@
 import { hashChain } from '../cache/hash-chain';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
 import type { CacheOutcome, CacheStore, ThreadTurn } from '../cache/store';
-import { packRepository, type PackResult } from '../context/pack';
+import { packRepository, type PackOptions, type PackResult } from '../context/pack';
 import { AbortError, EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
@@ -48,6 +48,8 @@ export interface AskRequest {
   session?: Omit<SessionOptions, 'contextSize' | 'snapWindow'>;
   /** Per-file size cap [bytes]. */
   maxFileBytes?: number;
+  /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order. */
+  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order'>;
   /** The workspace's cache; without it every question starts cold. */
   store?: CacheStore;
   /** Thread the question belongs to (its earlier turns are in the store). */
@@ -145,12 +147,14 @@ export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => v
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
   const pack = await packRepository(req.repo, {
+    ...req.pack,
     tokenBudget,
     maxFileBytes: req.maxFileBytes,
     signal: req.signal,
     countTokens: (text) => {
       const t = model.tokenize(text);
-      sectionTokens.set(text, t);
+      // keep only what can still be packed (over-budget sections are dropped anyway)
+      if (t.length <= tokenBudget) sectionTokens.set(text, t);
       return t.length;
     },
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
