@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Bundles the TypeScript sources with esbuild:
-//   dist/cli.js        the `reposnap` command line (bin/reposnap.js loads it)
-//   dist/extension.js  the VS Code extension entry point
+//   dist/cli.js            the `reposnap` command line (bin/reposnap.js loads it)
+//   dist/extension.js      the VS Code extension entry point
+//   dist/host.js           the engine process the extension forks (src/host/main.ts)
+//   dist/webview/chat.js   the chat view's page (media/src/chat.ts; markdown-it, highlight.js)
+//   dist/webview/stats.js  the cache stats panel's page (media/src/stats.ts; Chart.js)
 // `vscode` and `node-llama-cpp` stay external (node-llama-cpp is ESM with native binaries
 // and must be loaded from node_modules, as its documentation requires).
 import * as esbuild from 'esbuild';
@@ -16,15 +19,27 @@ const common = {
   external: ['vscode', 'node-llama-cpp'],
   logLevel: 'warning',
 };
+const webview = {
+  bundle: true,
+  platform: 'browser',
+  target: 'es2022',
+  format: 'iife',
+  minify: true,
+  sourcemap: false,
+  logLevel: 'warning',
+};
 
 const builds = [
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
   { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
+  { ...common, entryPoints: ['src/host/main.ts'], outfile: 'dist/host.js' },
+  { ...webview, entryPoints: ['media/src/chat.ts'], outfile: 'dist/webview/chat.js' },
+  { ...webview, entryPoints: ['media/src/stats.ts'], outfile: 'dist/webview/stats.js' },
 ];
 
 if (watch) {
   for (const b of builds) await (await esbuild.context(b)).watch();
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)));
-  console.log('[ts] built dist/cli.js, dist/extension.js');
+  console.log(`[ts] built ${builds.map((b) => b.outfile).join(', ')}`);
 }

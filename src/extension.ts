@@ -1,14 +1,51 @@
 /**
- * VS Code entry point: wires the services; nothing else. (The chat view, inline explanations
- * and cache statistics arrive with their issues; this registers the ask command over the
- * headless pipeline, run in a child process so that a native crash cannot take the
- * extension host down.)
+ * VS Code entry point: wires the services; nothing else. The engine runs in a child process
+ * (src/host/), so a native crash or an out-of-memory cannot take the extension host down; the
+ * extension host never loads the native addon.
  */
 import * as vscode from 'vscode';
-import { registerAskCommand } from './commands/ask';
+import { ChatViewProvider, CHAT_VIEW_ID } from './chat/view';
+import { registerCommands } from './commands/register';
+import { Settings } from './config/accessor';
+import { ExplainCodeLensProvider } from './explain/codelens';
+import { ExplainController } from './explain/comments';
+import { EngineService } from './host/service';
+import { StatsPanel } from './stats/panel';
+import { QuestionRecords } from './stats/records';
+import { StatusBar } from './stats/status';
 
+/** Activation (on the chat view or a RepoSnap command): registers everything, starts nothing. */
 export function activate(context: vscode.ExtensionContext): void {
-  registerAskCommand(context);
+  const log = vscode.window.createOutputChannel('RepoSnap', { log: true });
+  const settings = new Settings((line) => log.warn(line));
+  const status = new StatusBar();
+  const records = new QuestionRecords(context.workspaceState);
+  const engine = new EngineService(context, settings, status, records, log);
+  const chat = new ChatViewProvider(context, engine, settings);
+  const explain = new ExplainController(engine, chat);
+  const lenses = new ExplainCodeLensProvider(settings);
+  const stats = new StatsPanel(
+    context,
+    records,
+    () => (engine.enginePid ? `engine process ${engine.enginePid}` : 'engine not running'),
+    async () => {
+      await vscode.commands.executeCommand('reposnap.clearCache');
+    },
+  );
+  context.subscriptions.push(
+    log,
+    settings,
+    status,
+    engine,
+    chat,
+    explain,
+    lenses,
+    stats,
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat),
+    vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
+  );
+  registerCommands(context, { chat, explain, engine, records, stats });
 }
 
+/** Nothing to do: every service is in `context.subscriptions`. */
 export function deactivate(): void {}

@@ -1,0 +1,160 @@
+/**
+ * Messages between the chat view's webview (media/src/chat.ts) and the extension
+ * (src/chat/view.ts), and the chat's data model. The webview is untrusted input: the extension
+ * checks each message with {@link parseFromWebview}.
+ */
+import type { CacheOutcome } from '../host/protocol';
+
+/** What the badge under an answer shows (from the pipeline's stats). */
+export interface AnswerStats {
+  /** Prompt tokens. */
+  L: number;
+  /** Cells kept per layer and KV head (L with full attention). */
+  B: number;
+  ratio: number;
+  snap: boolean;
+  files: number;
+  packMs: number;
+  prefillMs: number;
+  prefillTokS: number;
+  snapMs: number;
+  decodeMs: number;
+  decodeTokens: number;
+  decodeTokS: number;
+  ttftMs: number;
+  cache: CacheOutcome;
+}
+
+/** One message of a thread. */
+export interface ChatMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  /** Markdown (answers) or plain text (questions). */
+  text: string;
+  /** Set on a finished answer. */
+  stats?: AnswerStats;
+  /** Why the answer failed (engine crash, bad model, …). */
+  error?: string;
+  /** The answer was stopped by the user. */
+  cancelled?: boolean;
+}
+
+/** A conversation; questions in it share a `threadId` in the engine. */
+export interface ChatThread {
+  id: string;
+  title: string;
+  createdAt: number;
+  messages: ChatMessage[];
+}
+
+/** A thread in the thread list. */
+export interface ThreadSummary {
+  id: string;
+  title: string;
+  createdAt: number;
+  messages: number;
+}
+
+/** What is happening while an answer is being prepared. */
+export interface ChatProgress {
+  phase: 'model' | 'download' | 'pack' | 'prefill' | 'snap' | 'decode';
+  /** 0..100 where known. */
+  percent?: number;
+  tokensPerSecond?: number;
+  /** Human-readable line (`prefill 43 % · 1,250 tok/s`). */
+  label: string;
+}
+
+/** Everything the view shows; sent whole on `ready` and after thread changes. */
+export interface ChatViewState {
+  threads: ThreadSummary[];
+  active: ChatThread;
+  /** The answer being streamed, if any. */
+  busy?: { messageId: string; progress?: ChatProgress };
+  /** Model name shown in the header, or empty when none is set. */
+  model: string;
+}
+
+/** Extension → webview. */
+export type ToWebview =
+  | { type: 'state'; state: ChatViewState }
+  | { type: 'progress'; messageId: string; progress: ChatProgress }
+  | { type: 'token'; messageId: string; text: string }
+  | { type: 'done'; messageId: string; stats: AnswerStats }
+  | { type: 'failed'; messageId: string; error?: string; cancelled?: boolean }
+  | { type: 'focusInput' };
+
+/** Webview → extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'ask'; text: string }
+  | { type: 'stop' }
+  | { type: 'newThread' }
+  | { type: 'selectThread'; id: string }
+  | { type: 'deleteThread'; id: string }
+  | { type: 'openFile'; path: string; line?: number; column?: number }
+  | { type: 'openExternal'; url: string }
+  | { type: 'copy'; text: string };
+
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isPosInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 1;
+
+/** Longest question the view accepts [characters]. */
+export const MAX_QUESTION_CHARS = 20_000;
+
+/**
+ * Checks a message from the webview: known type, fields of the right types, no extra
+ * surprises (line numbers are positive integers, questions non-empty and bounded). Returns a
+ * clean copy, or undefined.
+ */
+export function parseFromWebview(x: unknown): FromWebview | undefined {
+  if (!isObj(x) || typeof x.type !== 'string') return undefined;
+  switch (x.type) {
+    case 'ready':
+    case 'stop':
+    case 'newThread':
+      return { type: x.type };
+    case 'ask': {
+      if (typeof x.text !== 'string') return undefined;
+      const text = x.text.trim();
+      if (text.length === 0 || text.length > MAX_QUESTION_CHARS) return undefined;
+      return { type: 'ask', text };
+    }
+    case 'selectThread':
+    case 'deleteThread':
+      return typeof x.id === 'string' && x.id.length > 0 ? { type: x.type, id: x.id } : undefined;
+    case 'openFile': {
+      if (typeof x.path !== 'string' || x.path.length === 0 || x.path.includes('\0')) return undefined;
+      if (x.line !== undefined && !isPosInt(x.line)) return undefined;
+      if (x.column !== undefined && !isPosInt(x.column)) return undefined;
+      const m: FromWebview = { type: 'openFile', path: x.path };
+      if (x.line !== undefined) m.line = x.line;
+      if (x.column !== undefined) m.column = x.column;
+      return m;
+    }
+    case 'openExternal':
+      return typeof x.url === 'string' && /^https?:\/\//i.test(x.url) ? { type: 'openExternal', url: x.url } : undefined;
+    case 'copy':
+      return typeof x.text === 'string' ? { type: 'copy', text: x.text } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Formats a duration for the badge: `850 ms`, `1.6 s`, `2 min 5 s`. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/**
+ * The badge line under an answer: `L 2,004 → B 1,024 (0.51) · prefill 1.6 s · snap 17 ms ·
+ * decode 0.2 s · cache miss` (`full attention` instead of the ratio when SnapKV was off).
+ */
+export function badgeText(s: AnswerStats): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const kv = s.snap && s.B < s.L ? `L ${n(s.L)} → B ${n(s.B)} (${s.ratio.toFixed(2)})` : `L ${n(s.L)} → B ${n(s.B)} (full attention)`;
+  return [kv, `prefill ${formatMs(s.prefillMs)}`, `snap ${formatMs(s.snapMs)}`, `decode ${formatMs(s.decodeMs)}`, `cache ${s.cache}`].join(' · ');
+}

@@ -1,0 +1,51 @@
+/**
+ * The extension's commands (package.json `contributes.commands`), registered in one place over
+ * the services that implement them.
+ */
+import * as vscode from 'vscode';
+import type { ChatViewProvider } from '../chat/view';
+import type { ExplainController } from '../explain/comments';
+import type { EngineService } from '../host/service';
+import type { QuestionRecords } from '../stats/records';
+import type { StatsPanel } from '../stats/panel';
+
+/** The services commands act on. */
+export interface CommandTargets {
+  chat: ChatViewProvider;
+  explain: ExplainController;
+  engine: EngineService;
+  records: QuestionRecords;
+  stats: StatsPanel;
+}
+
+/** Registers every command in `context.subscriptions`. */
+export function registerCommands(context: vscode.ExtensionContext, t: CommandTargets): void {
+  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  // With a question argument (tests, other extensions) it resolves with the answer.
+  reg('reposnap.ask', async (question?: string) => {
+    await t.chat.reveal();
+    const q = typeof question === 'string' ? question : await vscode.window.showInputBox({ prompt: 'Ask RepoSnap about this repository' });
+    if (!q?.trim()) return undefined;
+    return t.chat.ask(q.trim());
+  });
+  reg('reposnap.newThread', () => t.chat.newThread());
+  reg('reposnap.stop', () => t.chat.stop());
+  reg('reposnap.explainSelection', () => t.explain.explainSelection());
+  reg('reposnap.explainRange', (uri: vscode.Uri, range: vscode.Range, symbol?: string) => t.explain.explain(uri, range, symbol));
+  reg('reposnap.explain.continueInChat', (arg: vscode.CommentThread | string) => t.explain.continueInChat(arg));
+  reg('reposnap.explain.stop', (arg: vscode.CommentThread) => t.explain.stop(arg));
+  reg('reposnap.explain.close', (arg: vscode.CommentThread) => t.explain.close(arg));
+  reg('reposnap.showStats', () => t.stats.show());
+  reg('reposnap.clearCache', async () => {
+    const bytes = await t.engine.clearCache();
+    t.records.clear();
+    void vscode.window.showInformationMessage(`RepoSnap: cache cleared (${(bytes / 2 ** 20).toFixed(1)} MB freed; question stats reset).`);
+  });
+  reg('reposnap.restartEngine', () => t.engine.restart());
+  reg('reposnap.enginePid', () => t.engine.enginePid);
+  reg('reposnap.selectModel', async () => {
+    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'GGUF model': ['gguf'] }, title: 'Choose a GGUF model for RepoSnap' });
+    if (picked?.[0]) await vscode.workspace.getConfiguration('reposnap').update('model', picked[0].fsPath, vscode.ConfigurationTarget.Global);
+  });
+}

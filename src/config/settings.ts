@@ -1,0 +1,193 @@
+/**
+ * The `reposnap.*` settings: one typed record, its defaults, and one accessor that reads and
+ * validates them from any configuration source (VS Code's `WorkspaceConfiguration`, or a plain
+ * object in tests). Plain TypeScript: no `vscode` import, so the engine host and tests use it too.
+ * package.json `contributes.configuration` declares the same keys with the same defaults
+ * (test/extension/settings.test.ts checks that they agree).
+ */
+import type { KvCacheType } from '../engine/native';
+
+/** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
+export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
+
+/**
+ * How a follow-up question in a thread is answered (DESIGN.md § 1): `resnap` re-runs SnapKV on
+ * the uncompressed repository prefix for every question (query-aware, slower); `continue`
+ * decodes on the thread's compressed cache (fast, tuned to the first question).
+ */
+export type FollowUpMode = 'resnap' | 'continue';
+
+/** Every `reposnap.*` setting, typed and validated. */
+export interface ReposnapSettings {
+  /** GGUF file path, or a model URI (`hf:user/repo:quant`, `https://…`) resolved by node-llama-cpp. */
+  model: string;
+  /** Folder that downloaded models go to; empty = the extension's global storage. */
+  modelDirectory: string;
+  /** Which engine build to run the model on. */
+  gpu: GpuChoice;
+  /** Layers offloaded to the GPU (ignored by the CPU engine); a large number offloads all. */
+  gpuLayers: number;
+  /** Compress the prompt's KV cache with SnapKV (false: full attention). */
+  snap: boolean;
+  /** SnapKV budget B [cells per layer and KV head], observation window included. */
+  budget: number;
+  /** SnapKV observation window w [tokens]. */
+  window: number;
+  /** SnapKV pooling over the prefix scores. */
+  pooling: 'max' | 'avg';
+  /** SnapKV pooling kernel [tokens], odd. */
+  kernel: number;
+  /** Context size [tokens]; 0 = the model's training context, at most 8192. */
+  contextSize: number;
+  /** Answer length limit [tokens]. */
+  maxTokens: number;
+  /** llama.cpp flash attention. */
+  flashAttention: 'auto' | 'on' | 'off';
+  /** KV cache element type (K and V); quantized V needs flash attention. */
+  kvCacheType: KvCacheType;
+  /** How follow-up questions in a thread are answered. */
+  followUpMode: FollowUpMode;
+  /** Globs of files to pack (empty = every file not ignored). */
+  include: string[];
+  /** Globs of files never packed, on top of `.gitignore`. */
+  exclude: string[];
+  /** Files larger than this [bytes] are not packed. */
+  maxFileBytes: number;
+  /** Show an "Explain" CodeLens above functions, methods and classes. */
+  codeLens: boolean;
+}
+
+/** Defaults: SnapKV's from the paper (DESIGN.md § 3), the packer's, and the engine's. */
+export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
+  model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M',
+  modelDirectory: '',
+  gpu: 'auto',
+  gpuLayers: 999,
+  snap: true,
+  budget: 1024,
+  window: 32,
+  pooling: 'max',
+  kernel: 7,
+  contextSize: 0,
+  maxTokens: 512,
+  flashAttention: 'auto',
+  kvCacheType: 'f16',
+  followUpMode: 'resnap',
+  include: [],
+  exclude: [],
+  maxFileBytes: 262144,
+  codeLens: true,
+} satisfies ReposnapSettings);
+
+/** The keys of {@link ReposnapSettings}, in declaration order. */
+export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as (keyof ReposnapSettings)[];
+
+/** Where settings come from: `vscode.workspace.getConfiguration('reposnap')` fits. */
+export interface ConfigurationSource {
+  get<T>(key: string): T | undefined;
+}
+
+/** Settings read by {@link readSettings}, with a message for each value that was replaced by its default. */
+export interface SettingsReading {
+  settings: ReposnapSettings;
+  /** One line per invalid value (`reposnap.kernel: must be odd, got 4; using 7`). */
+  problems: string[];
+}
+
+const KV_TYPES: readonly KvCacheType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
+
+/**
+ * Reads every `reposnap.*` setting from `source`, checks type and range, and falls back to the
+ * default (with a line in `problems`) for a missing or invalid value. Cross-field rule: the
+ * budget is at least the window.
+ */
+export function readSettings(source: ConfigurationSource): SettingsReading {
+  const problems: string[] = [];
+  const bad = (key: keyof ReposnapSettings, why: string, got: unknown): void => {
+    problems.push(`reposnap.${key}: ${why}, got ${JSON.stringify(got)}; using ${JSON.stringify(DEFAULT_SETTINGS[key])}`);
+  };
+  const str = (key: keyof ReposnapSettings): string => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return DEFAULT_SETTINGS[key] as string;
+    if (typeof v !== 'string') {
+      bad(key, 'must be a string', v);
+      return DEFAULT_SETTINGS[key] as string;
+    }
+    return v.trim();
+  };
+  const oneOf = <T extends string>(key: keyof ReposnapSettings, allowed: readonly T[]): T => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return DEFAULT_SETTINGS[key] as T;
+    if (typeof v !== 'string' || !allowed.includes(v as T)) {
+      bad(key, `must be one of ${allowed.join(', ')}`, v);
+      return DEFAULT_SETTINGS[key] as T;
+    }
+    return v as T;
+  };
+  const int = (key: keyof ReposnapSettings, min: number, max = Number.MAX_SAFE_INTEGER, odd = false): number => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return DEFAULT_SETTINGS[key] as number;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      bad(key, `must be an integer in [${min}, ${max === Number.MAX_SAFE_INTEGER ? '∞' : max}]`, v);
+      return DEFAULT_SETTINGS[key] as number;
+    }
+    if (odd && v % 2 === 0) {
+      bad(key, 'must be odd', v);
+      return DEFAULT_SETTINGS[key] as number;
+    }
+    return v;
+  };
+  const bool = (key: keyof ReposnapSettings): boolean => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return DEFAULT_SETTINGS[key] as boolean;
+    if (typeof v !== 'boolean') {
+      bad(key, 'must be true or false', v);
+      return DEFAULT_SETTINGS[key] as boolean;
+    }
+    return v;
+  };
+  const globs = (key: keyof ReposnapSettings): string[] => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return [...(DEFAULT_SETTINGS[key] as string[])];
+    if (!Array.isArray(v) || v.some((g) => typeof g !== 'string')) {
+      bad(key, 'must be a list of glob strings', v);
+      return [...(DEFAULT_SETTINGS[key] as string[])];
+    }
+    return (v as string[]).map((g) => g.trim()).filter((g) => g.length > 0);
+  };
+
+  const settings: ReposnapSettings = {
+    model: str('model'),
+    modelDirectory: str('modelDirectory'),
+    gpu: oneOf<GpuChoice>('gpu', ['auto', 'cuda', 'vulkan', 'metal', 'cpu']),
+    gpuLayers: int('gpuLayers', 0),
+    snap: bool('snap'),
+    budget: int('budget', 1),
+    window: int('window', 1, 4096),
+    pooling: oneOf('pooling', ['max', 'avg']),
+    kernel: int('kernel', 1, 255, true),
+    contextSize: int('contextSize', 0),
+    maxTokens: int('maxTokens', 1),
+    flashAttention: oneOf('flashAttention', ['auto', 'on', 'off']),
+    kvCacheType: oneOf<KvCacheType>('kvCacheType', KV_TYPES),
+    followUpMode: oneOf<FollowUpMode>('followUpMode', ['resnap', 'continue']),
+    include: globs('include'),
+    exclude: globs('exclude'),
+    maxFileBytes: int('maxFileBytes', 1),
+    codeLens: bool('codeLens'),
+  };
+  if (settings.budget < settings.window) {
+    problems.push(`reposnap.budget (${settings.budget}) must be at least reposnap.window (${settings.window}); using ${Math.max(DEFAULT_SETTINGS.budget, settings.window)}`);
+    settings.budget = Math.max(DEFAULT_SETTINGS.budget, settings.window);
+  }
+  return { settings, problems };
+}
+
+/**
+ * Settings whose change needs a new engine process (the engine build and the model load once
+ * per process); every other setting applies to the next question as is.
+ */
+export const ENGINE_RESTART_KEYS: readonly (keyof ReposnapSettings)[] = ['gpu'];
+
+/** Settings whose change means the model must be resolved (and maybe downloaded) again. */
+export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'gpuLayers'];

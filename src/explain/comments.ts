@@ -1,0 +1,170 @@
+/**
+ * Inline explanations: `RepoSnap: Explain Selection` and the "Explain" CodeLens stream an
+ * answer into a comment thread anchored at the range (Comments API). The thread's title bar
+ * offers Stop while streaming, and "Continue in chat" once answered (also as a link under the
+ * answer), which opens the explanation as a new chat thread.
+ */
+import { randomUUID } from 'node:crypto';
+import * as vscode from 'vscode';
+import { badgeText, type ChatMessage } from '../chat/protocol';
+import { messageId } from '../chat/threads';
+import { answerStats, progressOf, type ChatViewProvider } from '../chat/view';
+import { AbortError } from '../engine/errors';
+import type { EngineService } from '../host/service';
+import type { WireAskStats } from '../host/protocol';
+import { explainQuestion } from './question';
+
+/** The comment controller's id (menus' `commentController ==` clauses). */
+export const EXPLAIN_CONTROLLER_ID = 'reposnap.explain';
+
+interface Explanation {
+  key: string;
+  thread: vscode.CommentThread;
+  question: string;
+  title: string;
+  text: string;
+  stats?: WireAskStats;
+  controller: AbortController;
+}
+
+/** The one comment of an explanation thread: RepoSnap's answer, read-only. */
+class ExplanationComment implements vscode.Comment {
+  mode = vscode.CommentMode.Preview;
+  author: vscode.CommentAuthorInformation = { name: 'RepoSnap' };
+  contextValue = 'reposnap.explanation';
+  constructor(public body: vscode.MarkdownString) {}
+}
+
+/** Inline explanations in comment threads. */
+export class ExplainController implements vscode.Disposable {
+  private readonly controller = vscode.comments.createCommentController(EXPLAIN_CONTROLLER_ID, 'RepoSnap');
+  private readonly explanations = new Map<string, Explanation>();
+
+  constructor(
+    private readonly engine: EngineService,
+    private readonly chat: ChatViewProvider,
+  ) {
+    this.controller.options = { placeHolder: 'RepoSnap explanations are read-only', prompt: 'RepoSnap' };
+  }
+
+  /** Explains the active editor's selection (the line under the cursor when nothing is selected). */
+  async explainSelection(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      void vscode.window.showInformationMessage('RepoSnap: open a file and select the code to explain.');
+      return;
+    }
+    const sel = editor.selection;
+    const range = sel.isEmpty ? editor.document.lineAt(sel.active.line).range : new vscode.Range(sel.start, sel.end);
+    await this.explain(editor.document.uri, range);
+  }
+
+  /** Explains `range` of the document at `uri` (a CodeLens passes the symbol's name). */
+  async explain(uri: vscode.Uri, range: vscode.Range, symbol?: string): Promise<void> {
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const rel = vscode.workspace.asRelativePath(uri, false);
+    const question = explainQuestion({
+      path: rel,
+      startLine: range.start.line + 1,
+      endLine: range.end.line + 1,
+      languageId: doc.languageId,
+      code: doc.getText(range),
+      symbol,
+    });
+    const thread = this.controller.createCommentThread(uri, range, []);
+    thread.label = symbol ? `RepoSnap: ${symbol}` : 'RepoSnap: explanation';
+    thread.canReply = false;
+    thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+    thread.contextValue = 'reposnap.explaining';
+    const key = randomUUID();
+    const ex: Explanation = {
+      key,
+      thread,
+      question,
+      title: symbol ? `Explain ${symbol}` : `Explain ${rel}:${range.start.line + 1}`,
+      text: '',
+      controller: new AbortController(),
+    };
+    this.explanations.set(key, ex);
+    this.show(ex, '_Reading the repository…_');
+
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      this.show(ex, ex.text);
+    };
+    try {
+      ex.stats = await this.engine.ask({
+        threadId: `explain:${key}`,
+        question,
+        source: 'explain',
+        signal: ex.controller.signal,
+        onEvent: (e) => {
+          if (e.kind === 'token') {
+            ex.text += e.text;
+            timer ??= setTimeout(flush, 80);
+            return;
+          }
+          const p = progressOf(e);
+          if (p && !ex.text) this.show(ex, `_${p.label}_`);
+        },
+      });
+      if (timer) clearTimeout(timer);
+      thread.contextValue = 'reposnap.explained';
+      this.show(ex, ex.text, true);
+    } catch (e) {
+      if (timer) clearTimeout(timer);
+      thread.contextValue = 'reposnap.explained';
+      const why = e instanceof AbortError ? '_(stopped)_' : `**Error:** ${(e as Error).message}`;
+      this.show(ex, `${ex.text}\n\n${why}`, true);
+    }
+  }
+
+  /** Opens an explanation as a new chat thread (question and answer), ready for a follow-up. */
+  async continueInChat(arg: vscode.CommentThread | string | undefined): Promise<void> {
+    const ex = this.find(arg);
+    if (!ex) return;
+    const seed: ChatMessage[] = [
+      { id: messageId(), role: 'user', text: ex.question },
+      { id: messageId(), role: 'assistant', text: ex.text, ...(ex.stats ? { stats: answerStats(ex.stats) } : { cancelled: true }) },
+    ];
+    await this.chat.newThread(seed, ex.title);
+  }
+
+  /** Stops a streaming explanation. */
+  stop(arg: vscode.CommentThread | string | undefined): void {
+    this.find(arg)?.controller.abort();
+  }
+
+  /** Removes an explanation's comment thread. */
+  close(arg: vscode.CommentThread | string | undefined): void {
+    const ex = this.find(arg);
+    if (!ex) return;
+    ex.controller.abort();
+    ex.thread.dispose();
+    this.explanations.delete(ex.key);
+  }
+
+  private find(arg: vscode.CommentThread | string | undefined): Explanation | undefined {
+    if (typeof arg === 'string') return this.explanations.get(arg);
+    if (arg) return [...this.explanations.values()].find((e) => e.thread === arg);
+    return [...this.explanations.values()].pop();
+  }
+
+  private show(ex: Explanation, markdown: string, finished = false): void {
+    const body = new vscode.MarkdownString(markdown || '_…_');
+    if (finished) {
+      body.isTrusted = { enabledCommands: ['reposnap.explain.continueInChat'] };
+      const args = encodeURIComponent(JSON.stringify([ex.key]));
+      const badge = ex.stats ? `\n\n---\n\n${badgeText(answerStats(ex.stats))}` : '';
+      body.appendMarkdown(`${badge}\n\n[Continue in chat](command:reposnap.explain.continueInChat?${args})`);
+    }
+    ex.thread.comments = [new ExplanationComment(body)];
+  }
+
+  /** Stops every streaming explanation and removes the threads. */
+  dispose(): void {
+    for (const ex of this.explanations.values()) ex.controller.abort();
+    this.controller.dispose();
+  }
+}

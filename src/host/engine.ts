@@ -1,0 +1,160 @@
+/**
+ * The engine process's request handler: keeps one loaded model (loaded on first use, reused
+ * across questions, replaced when another model is asked for), answers `ask` requests one at a
+ * time in arrival order, and cancels them through an AbortSignal. The pipeline is a black box:
+ * {@link answer} is the one place that calls it.
+ */
+import { CacheStore } from '../cache/store';
+import { loadModel, type EngineModel } from '../engine/model';
+import { askRepository, type AskEvent, type AskRequest, type AskStats } from '../pipeline/ask';
+import type { FollowUpMode } from '../config/settings';
+import {
+  cacheOutcome,
+  toWireError,
+  toWireEvent,
+  type AskParams,
+  type FromHost,
+  type ModelSpec,
+  type ToHost,
+  type WireAskEvent,
+} from './protocol';
+
+/**
+ * What the engine passes to the pipeline: the pipeline's request (with the workspace's cache
+ * store and the packer's include/exclude globs) plus the thread and its follow-up mode.
+ */
+export interface HostAskRequest extends AskRequest {
+  threadId: string;
+  followUpMode: FollowUpMode;
+  include: string[];
+  exclude: string[];
+}
+
+/** The pipeline entry the engine calls; swap it for the cached pipeline in one place. */
+export type Answerer = (req: HostAskRequest, onEvent: (e: AskEvent) => void) => Promise<AskStats>;
+
+/** The pipeline the engine runs. */
+export const answer: Answerer = askRepository;
+
+/** One store per cache folder, opened on first use (warnings go to the engine's stderr log). */
+const stores = new Map<string, CacheStore>();
+function storeFor(dir: string | undefined): CacheStore | undefined {
+  if (!dir) return undefined;
+  let store = stores.get(dir);
+  if (!store) {
+    store = CacheStore.open(dir, { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) });
+    stores.set(dir, store);
+  }
+  return store;
+}
+
+/** Maps a wire request to the pipeline's request. */
+export function toAskRequest(params: AskParams, model: EngineModel, signal: AbortSignal): HostAskRequest {
+  const s = params.settings;
+  return {
+    repo: params.repo,
+    question: params.question,
+    model,
+    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling },
+    contextSize: s.contextSize > 0 ? s.contextSize : undefined,
+    maxTokens: s.maxTokens,
+    maxFileBytes: s.maxFileBytes,
+    session: { flashAttention: s.flashAttention, kvCacheType: s.kvCacheType },
+    signal,
+    threadId: params.threadId,
+    followUp: s.followUpMode,
+    followUpMode: s.followUpMode,
+    include: s.include,
+    exclude: s.exclude,
+    pack: { include: s.include, exclude: s.exclude },
+    store: storeFor(params.cacheDir),
+  };
+}
+
+interface Job {
+  id: string;
+  params: AskParams;
+  controller: AbortController;
+}
+
+/** Request loop of one engine process. `send` posts a message to the extension host. */
+export class EngineHost {
+  private model: { key: string; model: EngineModel } | undefined;
+  private readonly queue: Job[] = [];
+  private running: Job | undefined;
+
+  constructor(
+    private readonly send: (m: FromHost) => void,
+    private readonly run: Answerer = answer,
+  ) {}
+
+  /** Handles one message from the extension host. */
+  receive(msg: ToHost): void {
+    switch (msg.type) {
+      case 'ask':
+        this.queue.push({ id: msg.id, params: msg.params, controller: new AbortController() });
+        void this.pump();
+        break;
+      case 'cancel': {
+        if (this.running?.id === msg.id) {
+          this.running.controller.abort();
+        } else {
+          const i = this.queue.findIndex((j) => j.id === msg.id);
+          if (i >= 0) {
+            this.queue.splice(i, 1);
+            this.send({ type: 'error', id: msg.id, error: { name: 'AbortError', message: 'cancelled' } });
+          }
+        }
+        break;
+      }
+      case 'clearCache': {
+        const store = storeFor(msg.cacheDir);
+        const bytes = store?.stats().totalBytes ?? 0;
+        void (store ? store.clear() : Promise.resolve()).then(
+          () => this.send({ type: 'cleared', id: msg.id, bytes }),
+          (e) => this.send({ type: 'error', id: msg.id, error: toWireError(e) }),
+        );
+        break;
+      }
+      case 'shutdown':
+        for (const j of this.queue) j.controller.abort();
+        this.running?.controller.abort();
+        this.model?.model.dispose();
+        this.model = undefined;
+        break;
+    }
+  }
+
+  private async pump(): Promise<void> {
+    if (this.running) return;
+    const job = this.queue.shift();
+    if (!job) return;
+    this.running = job;
+    const emit = (event: WireAskEvent) => this.send({ type: 'event', id: job.id, event });
+    try {
+      const model = await this.loadModel(job.params.model, emit);
+      const stats = await this.run(toAskRequest(job.params, model, job.controller.signal), (e) => emit(toWireEvent(e)));
+      this.send({ type: 'done', id: job.id, stats: { ...stats, cache: cacheOutcome(stats) } });
+    } catch (e) {
+      const error = job.controller.signal.aborted ? { name: 'AbortError', message: 'cancelled' } : toWireError(e);
+      this.send({ type: 'error', id: job.id, error });
+    } finally {
+      this.running = undefined;
+      void this.pump();
+    }
+  }
+
+  /** The model of a request: the loaded one when it matches, else loads it (disposing the old one). */
+  private async loadModel(spec: ModelSpec, emit: (e: WireAskEvent) => void): Promise<EngineModel> {
+    const key = `${spec.path}\0${spec.gpuLayers}`;
+    if (this.model?.key === key) return this.model.model;
+    this.model?.model.dispose();
+    this.model = undefined;
+    emit({ kind: 'model', state: 'loading', path: spec.path });
+    const t0 = performance.now();
+    const model = await loadModel(spec.path, { gpuLayers: spec.gpuLayers });
+    this.model = { key, model };
+    emit({ kind: 'model', state: 'loaded', path: spec.path, ms: performance.now() - t0 });
+    return model;
+  }
+}

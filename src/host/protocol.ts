@@ -1,0 +1,144 @@
+/**
+ * The engine host's message protocol: what the extension host sends to the engine child
+ * process (`dist/host.js`, forked with `child_process.fork`) and what it sends back, over
+ * Node's IPC channel (JSON). Shared by both sides; each side checks what it receives with
+ * {@link parseToHost} / {@link parseFromHost} instead of trusting a cast.
+ *
+ * One engine process serves one window. Requests are answered one at a time in arrival order;
+ * `cancel` aborts a running request (between ubatches, or while decoding) or drops a queued one.
+ */
+import type { ReposnapSettings } from '../config/settings';
+import type { AskEvent, AskStats } from '../pipeline/ask';
+
+/** The model of a request: a resolved local GGUF file (URIs are resolved before sending). */
+export interface ModelSpec {
+  path: string;
+  /** Layers to offload (ignored by the CPU engine). */
+  gpuLayers: number;
+}
+
+/** One question for the engine. */
+export interface AskParams {
+  /** The chat thread (or explanation) the question belongs to; the cache store keys follow-ups on it. */
+  threadId: string;
+  /** Absolute path of the repository (workspace folder) to pack. */
+  repo: string;
+  question: string;
+  model: ModelSpec;
+  /** The `reposnap.*` settings at the time of asking, passed through to the pipeline. */
+  settings: ReposnapSettings;
+  /** The workspace's cache store folder (under `ExtensionContext.storageUri`); none: no caching. */
+  cacheDir?: string;
+}
+
+/** Messages from the extension host to the engine process. */
+export type ToHost =
+  | { type: 'ask'; id: string; params: AskParams }
+  | { type: 'cancel'; id: string }
+  | { type: 'clearCache'; id: string; cacheDir?: string }
+  | { type: 'shutdown' };
+
+/**
+ * How the cache store served the question's prompt: the whole repository prefix restored (`hit`),
+ * part of it (`partial`), nothing (`miss`), the thread's compressed cache continued (`continue`),
+ * or caching off (`off`). `miss` when the pipeline reports none.
+ */
+export type CacheOutcome = 'hit' | 'partial' | 'miss' | 'continue' | 'off';
+
+/**
+ * Pipeline progress as sent over IPC: {@link AskEvent} with the `packed` event slimmed down
+ * (file counts and paths instead of every file's text).
+ */
+export type WireAskEvent =
+  | Exclude<AskEvent, { kind: 'packed' }>
+  | { kind: 'packed'; files: number; skipped: number; promptTokens: number; paths: string[] }
+  | { kind: 'model'; state: 'loading' | 'loaded'; path: string; ms?: number };
+
+/** Stats of an answered question, with the cache outcome the pipeline reported. */
+export type WireAskStats = AskStats & { cache: CacheOutcome };
+
+/** A failure, as sent over IPC. `name` keeps the error class (`AbortError`, `ModelLoadError`, …). */
+export interface WireError {
+  name: string;
+  message: string;
+}
+
+/** Messages from the engine process to the extension host. */
+export type FromHost =
+  | { type: 'ready'; pid: number; addon: string }
+  | { type: 'event'; id: string; event: WireAskEvent }
+  | { type: 'done'; id: string; stats: WireAskStats }
+  | { type: 'cleared'; id: string; bytes: number }
+  | { type: 'error'; id: string; error: WireError };
+
+/** Converts a pipeline event to its wire form. */
+export function toWireEvent(e: AskEvent): WireAskEvent {
+  if (e.kind !== 'packed') return e;
+  return {
+    kind: 'packed',
+    files: e.pack.files.length,
+    skipped: e.pack.skipped.length,
+    promptTokens: e.promptTokens,
+    paths: e.pack.files.map((f) => f.path),
+  };
+}
+
+const OUTCOMES: readonly string[] = ['hit', 'partial', 'miss', 'continue', 'off'];
+
+/** The cache outcome in pipeline stats, `miss` when the pipeline reports none (or one this side does not know). */
+export function cacheOutcome(stats: AskStats): CacheOutcome {
+  const c = (stats as { cache?: unknown }).cache;
+  return typeof c === 'string' && OUTCOMES.includes(c) ? (c as CacheOutcome) : 'miss';
+}
+
+/** Converts a thrown value to its wire form. */
+export function toWireError(e: unknown): WireError {
+  if (e instanceof Error) return { name: e.name, message: e.message };
+  return { name: 'Error', message: String(e) };
+}
+
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isStr = (x: unknown): x is string => typeof x === 'string';
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+/** Checks a message received by the engine process; returns it typed, or undefined when malformed. */
+export function parseToHost(x: unknown): ToHost | undefined {
+  if (!isObj(x)) return undefined;
+  switch (x.type) {
+    case 'ask': {
+      const p = x.params;
+      if (!isStr(x.id) || !isObj(p)) return undefined;
+      if (!isStr(p.threadId) || !isStr(p.repo) || !isStr(p.question) || !isObj(p.model) || !isObj(p.settings)) return undefined;
+      if (!isStr(p.model.path) || !isNum(p.model.gpuLayers)) return undefined;
+      if (p.cacheDir !== undefined && !isStr(p.cacheDir)) return undefined;
+      return x as unknown as ToHost;
+    }
+    case 'cancel':
+      return isStr(x.id) ? (x as unknown as ToHost) : undefined;
+    case 'clearCache':
+      return isStr(x.id) && (x.cacheDir === undefined || isStr(x.cacheDir)) ? (x as unknown as ToHost) : undefined;
+    case 'shutdown':
+      return { type: 'shutdown' };
+    default:
+      return undefined;
+  }
+}
+
+/** Checks a message received from the engine process; returns it typed, or undefined when malformed. */
+export function parseFromHost(x: unknown): FromHost | undefined {
+  if (!isObj(x)) return undefined;
+  switch (x.type) {
+    case 'ready':
+      return isNum(x.pid) && isStr(x.addon) ? (x as unknown as FromHost) : undefined;
+    case 'event':
+      return isStr(x.id) && isObj(x.event) && isStr(x.event.kind) ? (x as unknown as FromHost) : undefined;
+    case 'done':
+      return isStr(x.id) && isObj(x.stats) && isNum(x.stats.L) && isNum(x.stats.B) && isStr(x.stats.cache) ? (x as unknown as FromHost) : undefined;
+    case 'cleared':
+      return isStr(x.id) && isNum(x.bytes) ? (x as unknown as FromHost) : undefined;
+    case 'error':
+      return isStr(x.id) && isObj(x.error) && isStr(x.error.name) && isStr(x.error.message) ? (x as unknown as FromHost) : undefined;
+    default:
+      return undefined;
+  }
+}
