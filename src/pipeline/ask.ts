@@ -109,6 +109,14 @@ export function defaultContextSize(model: EngineModel): number {
   return Math.min(train, 8192);
 }
 
+/**
+ * Tokens kept free for the thread and the question: an eighth of the context, at most 1024.
+ * A longer thread or question takes what it needs from the repository's share.
+ */
+export function questionReserve(contextSize: number): number {
+  return Math.min(1024, Math.floor(contextSize / 8));
+}
+
 /** Length of the common prefix of two token sequences. */
 function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = Math.min(a.length, b.length);
@@ -132,7 +140,10 @@ export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => v
   const earlier: ThreadTurn[] = (req.threadId && store?.threadIndex(req.threadId)?.turns) || [];
   const turns = [...earlier, { question: req.question }];
   const suffix = concatTokens([threadTokens(model, layout, turns)]);
-  const reserve = layout.head.length + suffix.length + maxTokens;
+  // the room kept for the thread and the question does not depend on this question's length, so
+  // that every short question packs the same files (and finds the same cached prefix)
+  const questionRoom = Math.max(suffix.length, questionReserve(contextSize));
+  const reserve = layout.head.length + questionRoom + maxTokens;
   const tokenBudget = contextSize - reserve;
   if (tokenBudget < 0) {
     throw new EngineError(
