@@ -10,6 +10,7 @@ import { Settings } from './config/accessor';
 import { ExplainCodeLensProvider } from './explain/codelens';
 import { ExplainController } from './explain/comments';
 import { EngineService } from './host/service';
+import { registerPrefixWatcher } from './host/watcher';
 import { StatsPanel } from './stats/panel';
 import { QuestionRecords } from './stats/records';
 import { StatusBar } from './stats/status';
@@ -45,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
   );
   registerCommands(context, { chat, explain, engine, records, stats });
+  registerPrefixWatcher(context, engine);
 }
 
 /** Nothing to do: every service is in `context.subscriptions`. */

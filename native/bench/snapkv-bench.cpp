@@ -124,8 +124,13 @@ double kv_mib(Ctx & c) {
 
 int main(int argc, char ** argv) {
     Args a;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
         const std::string k = argv[i];
+        if (k == "-h" || k == "--help" || i + 1 >= argc) {
+            fprintf(stderr, "usage: %s [--layers N] [--embd N] [--heads N] [--kv-heads N] [--ff N] [--vocab N] [--wtype f32|f16|q8_0|q4_0]\n"
+                            "       [--kv f16|q8_0] [--fa 0|1] [--ngl N] [--lengths L1,L2] [--budgets B1,B2] [--window w] [--decode N] [--ubatch N] [--threads N]\n", argv[0]);
+            return k == "-h" || k == "--help" ? 0 : 2;
+        }
         const char * v = argv[i + 1];
         if      (k == "--layers")   a.layers = atoi(v);
         else if (k == "--embd")     a.embd = atoi(v);
@@ -154,8 +159,8 @@ int main(int argc, char ** argv) {
     if (!model) { fprintf(stderr, "model creation failed\n"); return 1; }
     char desc[256];
     llama_model_desc(model, desc, sizeof(desc));
-    printf("model: synthetic llama %u layers, n_embd %u, heads %u/%u, n_ff %u, vocab %u, %s weights (%.0f MiB, created in %.1f s); KV %s; flash attention %d; ngl %d; %s\n",
-        a.layers, a.embd, a.heads, a.kv_heads, a.ff, a.vocab, a.wtype.c_str(), llama_model_size(model)/1048576.0, (now_ms() - t0)/1000, a.kv.c_str(), a.fa, a.ngl, llama_print_system_info());
+    printf("model: synthetic llama %u layers, n_embd %u, heads %u/%u, n_ff %u, vocab %u, %s weights (%.2fB parameters, created in %.1f s); KV %s; flash attention %d; ngl %d; %s\n",
+        a.layers, a.embd, a.heads, a.kv_heads, a.ff, a.vocab, a.wtype.c_str(), llama_model_n_params(model)/1e9, (now_ms() - t0)/1000, a.kv.c_str(), a.fa, a.ngl, llama_print_system_info());
     printf("\n| L | prefill tok/s | decode ms/tok full | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up | KV MiB | KV MiB after |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
 

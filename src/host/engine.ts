@@ -68,6 +68,7 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     exclude: s.exclude,
     pack: { include: s.include, exclude: s.exclude },
     store: storeFor(params.cacheDir),
+    prepareOnly: params.prepareOnly,
   };
 }
 

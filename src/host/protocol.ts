@@ -29,6 +29,8 @@ export interface AskParams {
   settings: ReposnapSettings;
   /** The workspace's cache store folder (under `ExtensionContext.storageUri`); none: no caching. */
   cacheDir?: string;
+  /** Only bring the cached repository prefix up to date (the file watcher); `question` is ''. */
+  prepareOnly?: boolean;
 }
 
 /** Messages from the extension host to the engine process. */
@@ -111,6 +113,7 @@ export function parseToHost(x: unknown): ToHost | undefined {
       if (!isStr(p.threadId) || !isStr(p.repo) || !isStr(p.question) || !isObj(p.model) || !isObj(p.settings)) return undefined;
       if (!isStr(p.model.path) || !isNum(p.model.gpuLayers)) return undefined;
       if (p.cacheDir !== undefined && !isStr(p.cacheDir)) return undefined;
+      if (p.prepareOnly !== undefined && typeof p.prepareOnly !== 'boolean') return undefined;
       return x as unknown as ToHost;
     }
     case 'cancel':

@@ -32,6 +32,8 @@ export class EngineService implements vscode.Disposable {
   private readonly client: EngineClient;
   private build: EngineBuild | undefined;
   private readonly resolved = new Map<string, string>();
+  /** Questions being answered (the file watcher's refresh waits for none). */
+  private busy = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private resolving: Promise<string> | undefined;
 
@@ -85,6 +87,7 @@ export class EngineService implements vscode.Disposable {
     const folder = this.repository();
     if (!folder) throw new Error('Open a folder first: RepoSnap answers questions about the workspace folder.');
     const settings = this.settings.get();
+    this.busy++;
     try {
       const modelPath = await this.modelFile(settings, folder, q.signal);
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
@@ -112,7 +115,31 @@ export class EngineService implements vscode.Disposable {
       this.status.set({ state: 'error', message });
       if (e instanceof EngineCrashedError) void vscode.window.showErrorMessage(message);
       throw e;
+    } finally {
+      this.busy--;
     }
+  }
+
+  /**
+   * Brings the workspace's cached repository prefix up to date (the file watcher's refresh).
+   * Does nothing while a question runs, before the first question (no engine yet), or without
+   * a local model; never shows an error.
+   */
+  async prepare(): Promise<void> {
+    const folder = this.repository();
+    if (!folder || this.busy > 0 || this.client.pid === undefined) return;
+    const settings = this.settings.get();
+    const modelPath = this.resolved.get(settings.model);
+    if (!modelPath) return;
+    await this.client.ask({
+      threadId: 'prepare',
+      repo: folder.uri.fsPath,
+      question: '',
+      model: { path: modelPath, gpuLayers: settings.gpuLayers },
+      settings,
+      cacheDir: this.cacheDir(folder),
+      prepareOnly: true,
+    });
   }
 
   /**

@@ -56,6 +56,11 @@ export interface AskRequest {
   threadId?: string;
   /** Default 'resnap'. */
   followUp?: FollowUpMode;
+  /**
+   * Only bring the cached repository prefix up to date (restore, prefill what changed, save):
+   * no question, no answer. The file watcher calls this so that the next question is a hit.
+   */
+  prepareOnly?: boolean;
   signal?: AbortSignal;
 }
 
@@ -137,7 +142,7 @@ export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => v
   const store = req.store;
 
   const layout = tokenizeLayout(model, promptLayout(model));
-  const earlier: ThreadTurn[] = (req.threadId && store?.threadIndex(req.threadId)?.turns) || [];
+  const earlier: ThreadTurn[] = (!req.prepareOnly && req.threadId && store?.threadIndex(req.threadId)?.turns) || [];
   const turns = [...earlier, { question: req.question }];
   const suffix = concatTokens([threadTokens(model, layout, turns)]);
   // the room kept for the thread and the question does not depend on this question's length, so
@@ -180,6 +185,36 @@ export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => v
   } finally {
     session.dispose();
   }
+}
+
+/** Stats of a prepare-only request: the prefix's tokens, nothing decoded. */
+function prepared(a: AnswerArgs, cache: CacheOutcome, reused: number, prefilled: number, restoreMs: number, prefillMs: number): AskStats {
+  const st = a.session.stats();
+  return {
+    L: a.prefix.length,
+    B: a.prefix.length,
+    ratio: 1,
+    files: a.pack.files.length,
+    skipped: a.pack.skipped.length,
+    packMs: a.packMs,
+    cache,
+    reusedTokens: reused,
+    prefilledTokens: prefilled,
+    restoreMs,
+    prefillMs,
+    prefillTokS: prefilled > 0 ? prefilled / (prefillMs / 1000) : 0,
+    snapMs: 0,
+    ttftMs: 0,
+    decodeTokens: 0,
+    decodeMs: 0,
+    decodeTokS: 0,
+    nKvBefore: st.nKv,
+    nKvAfter: st.nKv,
+    kvBytesBefore: st.kvBytes,
+    kvBytesAfter: st.kvBytes,
+    snap: false,
+    stopReason: 'prepared',
+  };
 }
 
 interface AnswerArgs {
@@ -264,6 +299,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
     }
     if (store && outcome !== 'hit' && store.isEnabled) store.savePrefix(key, chain, await session.snapshot());
     toPrefill = suffix;
+    if (req.prepareOnly) return prepared(a, outcome, reused, session.position - reused, restoreMs, performance.now() - tp - restoreMs);
   }
   if (continued) onEvent({ kind: 'cache', outcome, reusedTokens: reused });
 
