@@ -1,7 +1,7 @@
 // Child process of bench/engine.ts: measures node-llama-cpp 3.21.1's prebuilt llama.cpp on the
 // same model and settings (a separate process, so that its llama.cpp and ours never share one).
 //   node bench/nlc-child.mjs <model> <L> <threads|default> <flashAttention on|off> <decodeSteps>
-// Prints one JSON line: { prefillTokS, decodeMs }.
+// Prints one JSON line: { prefillTokS, decodeMs } (decode: greedy generation, logits every step).
 const [model, L, threads, fa, steps] = process.argv.slice(2);
 const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
@@ -20,15 +20,19 @@ const nVocab = m.tokens ? 32000 : 32000;
 const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % (nVocab - 3)) + 3;
 const prompt = Array.from({ length: nL }, rand);
 const t0 = performance.now();
-await seq.evaluateWithoutGeneratingNewTokens(prompt);
+await seq.evaluateWithoutGeneratingNewTokens(prompt.slice(0, nL - 1));
 const prefillMs = performance.now() - t0;
-// decode: feed one token at a time (teacher forcing), like the engine bench
+// decode: greedy generation (logits of every step computed and sampled, like our engine's decode)
+const gen = seq.evaluate([prompt[nL - 1]], { temperature: 0 });
+await gen.next(); // the last prompt token: graph warm-up
 let decodeMs = 0;
 for (let i = 0; i < nSteps; i++) {
   const t = performance.now();
-  await seq.evaluateWithoutGeneratingNewTokens([rand()]);
+  const r = await gen.next();
   decodeMs += performance.now() - t;
+  if (r.done) break;
 }
+await gen.return();
 console.log(JSON.stringify({ prefillTokS: nL / (prefillMs / 1000), decodeMs: decodeMs / nSteps }));
 await ctx.dispose();
 await m.dispose();
