@@ -228,14 +228,20 @@ export class CacheStore {
 
   /**
    * The cached prefix under `key` that shares the most leading tokens with a prompt whose hash
-   * chain is `chain` (see hash-chain.ts); `matched` is a multiple of the checkpoint size.
+   * chain is `chain` (see hash-chain.ts); `matched` is a multiple of the checkpoint size. Among
+   * entries that share as many checkpoints, the most recently created one.
    */
   findPrefix(key: string, chain: readonly string[]): { index: PrefixIndex; matched: number } | undefined {
     let best: { index: PrefixIndex; matched: number } | undefined;
     for (const index of this.list<PrefixIndex>('prefix')) {
       if (index.key !== key) continue;
       const k = commonCheckpoints(index.chain, chain);
-      if (k > 0 && (!best || k * CHECKPOINT_TOKENS > best.matched)) best = { index, matched: k * CHECKPOINT_TOKENS };
+      const matched = k * CHECKPOINT_TOKENS;
+      // ties (entries that differ only after the last shared checkpoint, e.g. an edit near the
+      // end): the most recent entry, which holds the latest content
+      if (k > 0 && (!best || matched > best.matched || (matched === best.matched && index.createdAt > best.index.createdAt))) {
+        best = { index, matched };
+      }
     }
     return best;
   }
