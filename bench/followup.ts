@@ -17,20 +17,12 @@ import { parseArgs } from 'node:util';
 import { CacheStore } from '../src/cache/store';
 import { loadModel } from '../src/engine/model';
 import { askRepository, type AskStats } from '../src/pipeline/ask';
-import { TINY_MODEL } from '../test/helpers/models';
-import { writeSyntheticLlama } from '../test/reference/synthetic-llama';
+import { textSyntheticModel } from './models';
 
 async function main() {
   const { values } = parseArgs({ options: { tokens: { type: 'string' }, model: { type: 'string' }, 'max-tokens': { type: 'string' } } });
   const target = Number(values.tokens ?? 16384);
-  let file = values.model;
-  if (!file) {
-    file = path.join(__dirname, '.models', 'synthetic-8x1024-h64-f16.gguf');
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      writeSyntheticLlama(file, { tokenizerFrom: TINY_MODEL, nEmbd: 1024, nHead: 16, nHeadKv: 4, nFf: 2816, nLayer: 8, weightType: 'F16', seed: 7 });
-    }
-  }
+  const file = values.model ?? textSyntheticModel();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-followup-'));
   const repo = path.join(tmp, 'repo');
   fs.cpSync(path.join(__dirname, '..', 'src'), repo, { recursive: true });

@@ -8,26 +8,17 @@
  * size 64, F16 weights; seeded) under bench/.models. Prints one table; ratios are against the
  * fastest setting of the run.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadModel } from '../src/engine/model';
 import { createSession } from '../src/engine/session';
-import { TINY_MODEL } from '../test/helpers/models';
-import { writeSyntheticLlama } from '../test/reference/synthetic-llama';
+import { textSyntheticModel } from './models';
 
 async function main() {
   const { values } = parseArgs({ options: { model: { type: 'string' }, prompt: { type: 'string' }, decode: { type: 'string' } } });
   const nPrompt = Number(values.prompt ?? 2048);
   const nDecode = Number(values.decode ?? 32);
-  let file = values.model;
-  if (!file) {
-    file = path.join(__dirname, '.models', 'synthetic-8x1024-h64-f16.gguf');
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      writeSyntheticLlama(file, { tokenizerFrom: TINY_MODEL, nEmbd: 1024, nHead: 16, nHeadKv: 4, nFf: 2816, nLayer: 8, weightType: 'F16', seed: 7 });
-    }
-  }
+  const file = values.model ?? textSyntheticModel();
   const model = await loadModel(file);
   const nVocab = model.info.nVocab;
   let seed = 1;

@@ -68,6 +68,19 @@ std::string opt(const Napi::Object & o, const char * key, std::string def) {
     return o.Has(key) && o.Get(key).IsString() ? o.Get(key).As<Napi::String>().Utf8Value() : def;
 }
 
+// { status, error, L, B, nLayer, nHeadKv, ms } of a compaction (llama_snapkv_compact*)
+Napi::Object snap_result(Napi::Env env, int32_t status, const std::string & error, const llama_snapkv_result & res) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("status",  status);
+    o.Set("error",   error);
+    o.Set("L",       res.n_before);
+    o.Set("B",       res.n_after);
+    o.Set("nLayer",  res.n_layer);
+    o.Set("nHeadKv", res.n_head_kv);
+    o.Set("ms",      res.t_ms);
+    return o;
+}
+
 //
 // Model
 //
@@ -497,18 +510,7 @@ private:
                 error = llama_snapkv_last_error(s->ctx);
             }
         }
-        void OnOK() override {
-            auto env = Env();
-            Napi::Object o = Napi::Object::New(env);
-            o.Set("status",  status);
-            o.Set("error",   error);
-            o.Set("L",       res.n_before);
-            o.Set("B",       res.n_after);
-            o.Set("nLayer",  res.n_layer);
-            o.Set("nHeadKv", res.n_head_kv);
-            o.Set("ms",      res.t_ms);
-            deferred.Resolve(o);
-        }
+        void OnOK() override { deferred.Resolve(snap_result(Env(), status, error, res)); }
         void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
     };
 
@@ -549,18 +551,7 @@ private:
                 error = llama_snapkv_last_error(s->ctx);
             }
         }
-        void OnOK() override {
-            auto env = Env();
-            Napi::Object o = Napi::Object::New(env);
-            o.Set("status",  status);
-            o.Set("error",   error);
-            o.Set("L",       res.n_before);
-            o.Set("B",       res.n_after);
-            o.Set("nLayer",  res.n_layer);
-            o.Set("nHeadKv", res.n_head_kv);
-            o.Set("ms",      res.t_ms);
-            deferred.Resolve(o);
-        }
+        void OnOK() override { deferred.Resolve(snap_result(Env(), status, error, res)); }
         void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
     };
 
