@@ -119,7 +119,7 @@ test('chat: a question is answered in the chat view with a streamed answer and t
   await chat.locator('#input').press('Enter');
   // progress (model, packing, prefill with percent and tok/s) shows while the answer is prepared
   const progress = chat.locator('#progress:not([hidden]) .label', { hasText: /packed \d+ files|prefill \d+ %/ });
-  await progress.waitFor({ timeout: 20_000 });
+  await progress.waitFor({ timeout: 60_000 }); // a loaded machine starts the engine slowly
   console.log(`progress: ${await progress.textContent()}`);
   await shot('02-chat-progress');
   const badge = await answered(chat, 0);
