@@ -6,17 +6,8 @@
 /** A uniform generator on [0, 1): mulberry32 (Tommy Ettinger), 32-bit state. */
 export type Rng = () => number;
 
-/** Returns a mulberry32 generator seeded with the low 32 bits of `seed`. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, the same generator the synthetic test models are seeded with. */
+export { mulberry32 } from '../../test/reference/synthetic-llama';
 
 /** Mixes several integers into one 32-bit seed (FNV-1a over their 32-bit words). */
 export function mixSeed(...parts: number[]): number {

@@ -1,7 +1,7 @@
 /**
- * Per-question measurements, kept per workspace for the cache stats panel and the status bar
- * (until the cache store of issue 5 reports its own table, these are the stats there are).
+ * Per-question measurements, kept per workspace for the cache stats panel and the status bar.
  */
+import type { AnswerStats } from '../chat/protocol';
 import type { WireAskStats } from '../host/protocol';
 
 /** A key-value store like `vscode.Memento`. */
@@ -10,8 +10,8 @@ export interface RecordStore {
   update(key: string, value: unknown): PromiseLike<void>;
 }
 
-/** One answered question. */
-export interface QuestionRecord {
+/** One answered question: the badge's stats plus when, where from, and the KV sizes. */
+export interface QuestionRecord extends AnswerStats {
   /** When it was answered [ms since the epoch]. */
   at: number;
   source: 'chat' | 'explain';
@@ -19,22 +19,8 @@ export interface QuestionRecord {
   model: string;
   /** The question's first line, shortened. */
   question: string;
-  L: number;
-  B: number;
-  ratio: number;
-  snap: boolean;
-  files: number;
-  packMs: number;
-  prefillMs: number;
-  prefillTokS: number;
-  snapMs: number;
-  ttftMs: number;
-  decodeMs: number;
-  decodeTokens: number;
-  decodeTokS: number;
   kvBytesBefore: number;
   kvBytesAfter: number;
-  cache: WireAskStats['cache'];
 }
 
 /** Records kept; older ones are dropped. */
