@@ -11,12 +11,15 @@ import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, DEFAULT_SNAP, type AskStats, type FollowUpMode } from '../pipeline/ask';
 import { formatStats } from './stats-line';
+import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { intOption, numberOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
 
   --repo <dir>            repository to pack (default: the current directory)
-  --model <file>          GGUF model file (or REPOSNAP_MODEL)
+  --model <file|uri>      GGUF model file, or hf:user/repo:quant / hf:user/repo/file.gguf / https URL
+                          downloaded once into <cache-dir>/models and SHA-256 checked (or REPOSNAP_MODEL)
+  --model-sha256 <hex>    expected SHA-256 of the model file (default for hf: URIs: the hub's LFS digest)
   --budget <B>            SnapKV budget: KV cells kept per layer and KV head, window included (default 1024)
   --window <w>            SnapKV observation window in tokens (default 32)
   --kernel <k>            SnapKV pooling kernel, odd (default 7)
@@ -55,6 +58,7 @@ export async function runAsk(args: string[]): Promise<number> {
       options: {
         repo: { type: 'string' },
         model: { type: 'string' },
+        'model-sha256': { type: 'string' },
         budget: { type: 'string' },
         window: { type: 'string' },
         kernel: { type: 'string' },
@@ -103,9 +107,11 @@ export async function runAsk(args: string[]): Promise<number> {
   }
   if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
 
-  const modelPath = o.model ?? process.env.REPOSNAP_MODEL;
-  if (!modelPath) throw new UsageError('--model <file.gguf> is required (or set REPOSNAP_MODEL)');
-  if (!fs.existsSync(modelPath)) throw new UsageError(`the model file '${modelPath}' does not exist`);
+  const modelSpec = o.model ?? process.env.REPOSNAP_MODEL;
+  if (!modelSpec) throw new UsageError('--model <file.gguf> is required (or set REPOSNAP_MODEL)');
+  if (!isModelUri(modelSpec) && !fs.existsSync(modelSpec)) throw new UsageError(`the model file '${modelSpec}' does not exist`);
+  const sha256 = o['model-sha256'];
+  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) throw new UsageError('--model-sha256 must be 64 hex digits');
 
   const pooling = o.pooling ?? 'max';
   if (pooling !== 'max' && pooling !== 'avg') throw new UsageError(`--pooling must be max or avg (got '${pooling}')`);
@@ -143,6 +149,19 @@ export async function runAsk(args: string[]): Promise<number> {
     ? undefined
     : CacheStore.open(workspaceCacheDir(o['cache-dir'] ?? defaultCacheRoot(), repo), { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) });
 
+  let modelPath: string;
+  try {
+    modelPath = await resolveModel(modelSpec, {
+      directory: path.join(o['cache-dir'] ?? defaultCacheRoot(), 'models'),
+      sha256,
+      signal: controller.signal,
+      onProgress: (p) => progress(`${p.phase === 'verify' ? 'checking SHA-256' : 'downloading'} ${((100 * p.downloadedBytes) / Math.max(1, p.totalBytes)).toFixed(0)} % · ${(p.bytesPerSecond / 2 ** 20).toFixed(1)} MB/s`),
+      onWarning: (m) => process.stderr.write(`reposnap: ${m}\n`),
+    });
+  } catch (e) {
+    if (e instanceof ModelResolveError) throw new UsageError(e.message);
+    throw e;
+  }
   const model = await loadModel(modelPath, { gpuLayers: intOption('gpu-layers', o['gpu-layers'], 0, 0) });
   let stats: AskStats;
   try {

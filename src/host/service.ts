@@ -198,18 +198,26 @@ export class EngineService implements vscode.Disposable {
           token.onCancellationRequested(() => controller.abort());
           signal?.addEventListener('abort', () => controller.abort(), { once: true });
           let lastPercent = 0;
+          let phase: 'download' | 'verify' = 'download';
           try {
             return await resolveModel(spec, {
               directory,
               signal: controller.signal,
               onProgress: (p) => {
                 const percent = p.totalBytes > 0 ? (100 * p.downloadedBytes) / p.totalBytes : 0;
+                if (p.phase !== phase) lastPercent = 0; // the bar restarts for the checksum pass
+                phase = p.phase;
+                const verb = p.phase === 'verify' ? 'checking SHA-256' : 'downloading';
                 progress.report({
                   increment: percent - lastPercent,
-                  message: `${percent.toFixed(0)} % · ${(p.downloadedBytes / 2 ** 20).toFixed(0)} / ${(p.totalBytes / 2 ** 20).toFixed(0)} MB · ${(p.bytesPerSecond / 2 ** 20).toFixed(1)} MB/s`,
+                  message: `${verb} ${percent.toFixed(0)} % · ${(p.downloadedBytes / 2 ** 20).toFixed(0)} / ${(p.totalBytes / 2 ** 20).toFixed(0)} MB · ${(p.bytesPerSecond / 2 ** 20).toFixed(1)} MB/s`,
                 });
                 lastPercent = percent;
-                this.status.set({ state: 'resolving', detail: `downloading ${percent.toFixed(0)} %` });
+                this.status.set({ state: 'resolving', detail: `${verb} ${percent.toFixed(0)} %` });
+              },
+              onWarning: (message) => {
+                this.log.warn(`[model] ${message}`);
+                void vscode.window.showWarningMessage(`RepoSnap: ${message}`);
               },
             });
           } catch (e) {

@@ -1,13 +1,19 @@
 /**
  * Resolves `reposnap.model` to a local GGUF file. A file path is checked on disk and never
  * touches the network; a model URI (`hf:user/repo:quant`, `hf:user/repo/file.gguf`,
- * `https://…`) goes through node-llama-cpp's `resolveModelFile`, which downloads it (with
- * progress, resume and cancellation) into the models folder once and returns the cached file
- * afterwards. node-llama-cpp is ESM: it is loaded with a dynamic `import()` only for URIs.
+ * `https://…`) goes through node-llama-cpp's `createModelDownloader`, which downloads it (with
+ * progress and cancellation; a cancelled download resumes from its `.ipull` file) into the
+ * models folder once; the file is found through the record afterwards, without the network. node-llama-cpp is ESM: it is loaded with a dynamic `import()` only for URIs.
+ *
+ * node-llama-cpp checks a download's size, not its content: RepoSnap then checks the file's
+ * SHA-256 against the digest the hub publishes (hub.ts) or against an explicit `sha256`, once per
+ * file (checksum.ts); a mismatch deletes the download and fails, so the next try downloads again.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ChecksumError, recordedFile, recordVerified, verifiedSha256, verifySha256 } from './checksum';
+import { hubEndpoint, hubSha256, parseHubUri, type Fetch } from './hub';
 
 /** `reposnap.model` is empty, missing, or cannot be resolved. */
 export class ModelResolveError extends Error {
@@ -17,26 +23,37 @@ export class ModelResolveError extends Error {
   }
 }
 
-/** Download progress of a model URI. */
+/** Download progress of a model URI (and of the checksum that follows it). */
 export interface DownloadProgress {
+  /** 'download' while bytes arrive, 'verify' while the file is hashed. */
+  phase: 'download' | 'verify';
   downloadedBytes: number;
   totalBytes: number;
   /** Bytes per second since the download started. */
   bytesPerSecond: number;
 }
 
+/** node-llama-cpp's `ModelDownloader`, the part resolution uses. */
+export interface NlcModelDownloader {
+  readonly entrypointFilePath: string;
+  readonly totalSize: number;
+  readonly totalFiles: number;
+  download(options?: { signal?: AbortSignal }): Promise<string>;
+  cancel(options?: { deleteTempFile?: boolean }): Promise<void>;
+}
+
 /** The part of node-llama-cpp that resolution uses (injectable for tests). */
 export interface ModelDownloader {
-  resolveModelFile(
-    uri: string,
-    options: {
-      directory: string;
-      download: 'auto';
-      cli: boolean;
-      signal?: AbortSignal;
-      onProgress?: (s: { totalSize: number; downloadedSize: number }) => void;
-    },
-  ): Promise<string>;
+  createModelDownloader(options: {
+    modelUri: string;
+    dirPath: string;
+    showCliProgress: boolean;
+    /** false: download to `<file>.ipull` with progress metadata, so a cancelled download resumes. */
+    skipExisting: boolean;
+    deleteTempFileOnCancel: boolean;
+    onProgress?: (s: { totalSize: number; downloadedSize: number }) => void;
+    endpoints?: { huggingFace?: string };
+  }): Promise<NlcModelDownloader>;
 }
 
 /** Options of {@link resolveModel}. */
@@ -49,6 +66,14 @@ export interface ResolveOptions {
   signal?: AbortSignal;
   /** Loads node-llama-cpp (default: dynamic import of the package). */
   loadDownloader?: () => Promise<ModelDownloader>;
+  /** Expected SHA-256 (hex) of the model file; for a hub URI the hub's digest is used otherwise. */
+  sha256?: string;
+  /** Hugging Face endpoint (a mirror); default `$MODEL_ENDPOINT`, `$HF_ENDPOINT`, huggingface.co. */
+  endpoint?: string;
+  /** `fetch` for the hub's digest lookup (tests). */
+  fetch?: Fetch;
+  /** A file that could not be checked (no digest published, hub unreachable): the message. */
+  onWarning?: (message: string) => void;
 }
 
 /** Whether `spec` is a model URI (downloaded) rather than a file path. */
@@ -89,24 +114,80 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
       throw new ModelResolveError(`The model file '${file}' does not exist (reposnap.model).`);
     }
     if (!st.isFile()) throw new ModelResolveError(`The model path '${file}' is not a file (reposnap.model).`);
+    if (options.sha256) await checkFile(file, options.sha256, options);
     return file;
   }
   fs.mkdirSync(options.directory, { recursive: true });
-  const downloader = await (options.loadDownloader ?? importNodeLlamaCpp)();
+  // downloaded (and checked) before: no network
+  const known = recordedFile(options.directory, s);
+  if (known && (!options.sha256 || verifiedSha256(options.directory, known) === options.sha256.toLowerCase())) return known;
+
+  const nlc = await (options.loadDownloader ?? importNodeLlamaCpp)();
   const t0 = Date.now();
+  let file: string;
+  let totalFiles = 1;
   try {
-    return await downloader.resolveModelFile(s, {
-      directory: options.directory,
-      download: 'auto',
-      cli: false,
-      signal: options.signal,
+    const downloader = await nlc.createModelDownloader({
+      modelUri: s,
+      dirPath: options.directory,
+      showCliProgress: false,
+      skipExisting: false,
+      deleteTempFileOnCancel: false,
+      endpoints: options.endpoint ? { huggingFace: hubEndpoint(options.endpoint) } : undefined,
       onProgress: ({ totalSize, downloadedSize }) => {
         const seconds = Math.max(0.001, (Date.now() - t0) / 1000);
-        options.onProgress?.({ downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: downloadedSize / seconds });
+        options.onProgress?.({ phase: 'download', downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: downloadedSize / seconds });
       },
     });
+    file = downloader.entrypointFilePath;
+    totalFiles = downloader.totalFiles;
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (totalFiles === 1 && st?.isFile() && st.size === downloader.totalSize) await downloader.cancel({ deleteTempFile: false });
+    else await downloader.download({ signal: options.signal });
   } catch (e) {
     if (options.signal?.aborted) throw e;
-    throw new ModelResolveError(`Cannot resolve the model '${s}': ${(e as Error).message}`);
+    throw new ModelResolveError(`Cannot download the model '${s}': ${(e as Error).message}`);
+  }
+
+  let expected = options.sha256;
+  if (!expected && totalFiles === 1) {
+    const ref = parseHubUri(s, options.endpoint);
+    try {
+      expected = ref && (await hubSha256(ref, { endpoint: options.endpoint, signal: options.signal, fetch: options.fetch }));
+    } catch (e) {
+      if (options.signal?.aborted) throw e;
+      options.onWarning?.(`The model file was not checked: cannot get its SHA-256 from the hub (${(e as Error).message}).`);
+    }
+  }
+  if (expected) {
+    await checkFile(file, expected, options, s);
+  } else {
+    if (totalFiles > 1) options.onWarning?.(`The model is split into ${totalFiles} files; their content was not checked.`);
+    else if (options.sha256 === undefined) options.onWarning?.(`The model file was not checked: no SHA-256 is published for '${s}'.`);
+    recordVerified(options.directory, file, undefined, s);
+  }
+  return file;
+}
+
+/**
+ * Hashes `file` against `expected` with 'verify' progress.
+ * @throws ModelResolveError on a mismatch; a download (`owned`) is deleted first.
+ */
+async function checkFile(file: string, expected: string, options: ResolveOptions, uri?: string): Promise<void> {
+  const owned = uri !== undefined;
+  const total = fs.statSync(file).size;
+  const t0 = Date.now();
+  try {
+    await verifySha256(options.directory, file, expected, options.signal, (bytes) => {
+      options.onProgress?.({ phase: 'verify', downloadedBytes: bytes, totalBytes: total, bytesPerSecond: bytes / Math.max(0.001, (Date.now() - t0) / 1000) });
+    }, uri);
+  } catch (e) {
+    if (!(e instanceof ChecksumError)) throw e;
+    if (owned) fs.rmSync(file, { force: true });
+    throw new ModelResolveError(
+      owned
+        ? `The downloaded model is corrupted (SHA-256 ${e.actual}, the hub says ${e.expected}); it was deleted: try again to download it anew.`
+        : `The model file '${file}' does not match the expected SHA-256 (${e.actual}, expected ${e.expected}).`,
+    );
   }
 }

@@ -70,6 +70,8 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
       [['frobnicate'], 2, /unknown command/],
+      [['ask', '--repo', tmp, '--model', model, '--model-sha256', 'abc', 'q'], 2, /--model-sha256 must be 64 hex digits/],
+      [['ask', '--repo', tmp, '--model', model, '--model-sha256', 'f'.repeat(64), 'q'], 2, /does not match the expected SHA-256/],
     ];
     for (const [args, code, pattern] of cases) {
       const r = reposnap(...args);

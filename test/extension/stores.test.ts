@@ -90,7 +90,7 @@ test('the explain question quotes the code in a fence with its place, cut when l
   assert.match(long, /… \(cut\)\n~~~~$/);
 });
 
-test('a local model path resolves without loading node-llama-cpp (no network); a URI goes through it', async () => {
+test('a local model path resolves without loading node-llama-cpp (no network); URIs are told apart from paths', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-models-'));
   try {
     const file = path.join(dir, 'm.gguf');
@@ -103,23 +103,6 @@ test('a local model path resolves without loading node-llama-cpp (no network); a
     await assert.rejects(resolveModel('missing.gguf', { directory: dir, baseDir: dir, loadDownloader: noNetwork }), (e: Error) => e instanceof ModelResolveError && /does not exist/.test(e.message));
     await assert.rejects(resolveModel('  ', { directory: dir }), /No model is set/);
 
-    const seen: unknown[] = [];
-    const progress: number[] = [];
-    const got = await resolveModel('hf:user/repo:Q4_K_M', {
-      directory: dir,
-      onProgress: (p) => progress.push(p.downloadedBytes / p.totalBytes),
-      loadDownloader: async () => ({
-        resolveModelFile: async (uri, o) => {
-          seen.push(uri, o.directory, o.cli, o.download);
-          o.onProgress?.({ totalSize: 100, downloadedSize: 50 });
-          o.onProgress?.({ totalSize: 100, downloadedSize: 100 });
-          return path.join(dir, 'downloaded.gguf');
-        },
-      }),
-    });
-    assert.equal(got, path.join(dir, 'downloaded.gguf'));
-    assert.deepEqual(seen, ['hf:user/repo:Q4_K_M', dir, false, 'auto']);
-    assert.deepEqual(progress, [0.5, 1]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
