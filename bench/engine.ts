@@ -92,7 +92,9 @@ async function main() {
     const prefillMs = performance.now() - t0;
     row.prefillTokS = L / (prefillMs / 1000);
     row.prefillPeakBytes = hwmBytes();
-    const full = await s.snapshot();
+    // the prefix goes to a state file, not a held copy: the snap peak below is the op's own
+    const stateFile = path.join(os.tmpdir(), `reposnap-bench-${process.pid}-${L}.state`);
+    await s.saveState(stateFile);
     row.kvBytesBefore = s.stats().kvBytes;
     row.decodeMsFull = await decodeMs(s, steps, rand);
     s.dispose();
@@ -100,11 +102,12 @@ async function main() {
     row.byBudget = [] as Record<string, unknown>[];
     for (const B of budgets.filter((b) => b < L)) {
       const c = createSession(model, { contextSize: L + 2 * steps + 8, flashAttention: fa, snapWindow: 32 });
-      await c.restore(full);
+      await c.loadState(stateFile);
       // the restored cache has no captured window: decode the last 32 prompt tokens again
       c.truncate(L - 32);
       await c.prefill(prompt.slice(L - 32));
       resetHwm();
+      const rssBeforeSnap = hwmBytes();
       const r = await c.snap({ window: 32, budget: B, kernel: 7 });
       const snapPeak = hwmBytes();
       const kvAfter = c.stats().kvBytes;
@@ -115,9 +118,10 @@ async function main() {
       await p.prefill(prompt.slice(0, B));
       const plainMs = await decodeMs(p, steps, rand);
       p.dispose();
-      (row.byBudget as Record<string, unknown>[]).push({ B, snapMs: r.ms, snapShare: r.ms / prefillMs, snapPeakBytes: snapPeak, kvBytesAfter: kvAfter, decodeMs: dms, decodeMsPlainB: plainMs });
+      (row.byBudget as Record<string, unknown>[]).push({ B, snapMs: r.ms, snapShare: r.ms / prefillMs, snapPeakBytes: snapPeak, rssBeforeSnapBytes: rssBeforeSnap, kvBytesAfter: kvAfter, decodeMs: dms, decodeMsPlainB: plainMs });
     }
 
+    fs.rmSync(stateFile, { force: true });
     if (!values['no-nlc']) {
       row.nlcDefault = nlc(file, L, 'default', fa, steps);
       row.nlc1 = nlc(file, L, '1', fa, steps);
@@ -138,14 +142,14 @@ async function main() {
     const bestDecode = Math.min(n('nlc1')?.decodeMs ?? Infinity, n('nlc2')?.decodeMs ?? Infinity, n('nlcDefault')?.decodeMs ?? Infinity);
     console.log(`| ${r.L} | ${f(r.prefillTokS, 0)} | ${f(n('nlcDefault')?.prefillTokS, 0)} | ${f(n('nlc1')?.prefillTokS, 0)} | ${f(n('nlc2')?.prefillTokS, 0)} | ${bestPrefill ? f((r.prefillTokS as number) / bestPrefill, 2) : '–'} | ${f(r.decodeMsFull, 2)} | ${f(n('nlcDefault')?.decodeMs, 2)} | ${f(bestDecode, 2)} | ${mib(r.kvBytesBefore)} | ${mib(r.prefillPeakBytes)} |`);
   }
-  console.log('\n| L | B | snap ms | snap / prefill | snap peak MiB | decode ms/tok at B | plain context of B | vs full | KV MiB after | KV ratio | B/L |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| L | B | snap ms | snap / prefill | RSS before snap MiB | snap peak MiB | decode ms/tok at B | plain context of B | vs full | KV MiB after | KV ratio | B/L |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     for (const b of r.byBudget as Record<string, number>[]) {
-      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f((r.decodeMsFull as number) / b.decodeMs!, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
+      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.rssBeforeSnapBytes)} | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f((r.decodeMsFull as number) / b.decodeMs!, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
     }
   }
-  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}.json`);
+  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}${values.lengths ? `-L${lengths.join('-')}` : ''}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), shape, fa, threads, steps, results }, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`);

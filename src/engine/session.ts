@@ -7,7 +7,7 @@ import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwI
 import type { EngineModel } from './model';
 import { loadAddon, type KvCacheType, type NativeKvStats, type NativeSession } from './native';
 import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
-import { defaultThreads } from './threads';
+import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
 import fs from 'node:fs';
 
 /** Options of {@link createSession}. */
@@ -119,6 +119,8 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
   }
   const cache = { typeK: options.kvCacheType ?? 'f16', typeV: options.kvCacheType ?? 'f16', flashAttention: options.flashAttention ?? 'auto' };
   const session = new EngineSession(model, native, options.contextSize ?? 4096, batchSize, cache);
+  // explicit decode threads are kept as given; the default follows the cache length
+  if (options.threads === undefined) session.adaptiveThreads = { threads: threads.threads, threadsBatch: options.threadsBatch ?? threads.threadsBatch };
   const w = options.snapWindow ?? 32;
   if (w > 0) {
     try {
@@ -142,6 +144,9 @@ export class EngineSession {
   private lastSnap: StateHeader['snap'] = null;
   /** Why SnapKV cannot run in this session (set when arming the capture failed). */
   snapUnavailable: string | undefined;
+  /** Default thread counts: decode uses {@link decodeThreadsFor} of the attended cells; undefined = fixed. */
+  adaptiveThreads: ThreadCounts | undefined;
+  private decodeThreads = 0;
 
   constructor(
     readonly model: EngineModel,
@@ -151,6 +156,16 @@ export class EngineSession {
     /** Cache settings that change the KV bytes (state files must match them). */
     readonly cache: { typeK: string; typeV: string; flashAttention: string },
   ) {}
+
+  /** Sets the decode thread count for the cells the next single-token step attends to. */
+  private fitDecodeThreads(): void {
+    if (!this.adaptiveThreads) return;
+    const t = decodeThreadsFor(this.native.kvStats(0).nKv, this.adaptiveThreads);
+    if (t !== this.decodeThreads) {
+      this.native.setThreads(t, this.adaptiveThreads.threadsBatch);
+      this.decodeThreads = t;
+    }
+  }
 
   /** The tokens the sequence has seen, in order. */
   get tokens(): readonly number[] {
@@ -274,6 +289,7 @@ export class EngineSession {
   step(token: number): Promise<Float32Array> {
     return this.exclusive(async () => {
       if (this.nPast + 1 > this.contextSize) throw new ContextOverflowError('the context is full');
+      this.fitDecodeThreads();
       await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
       this.nPast += 1;
       this.history.push(token);
@@ -326,6 +342,7 @@ export class EngineSession {
           reason = 'contextFull';
           break;
         }
+        this.fitDecodeThreads();
         await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
         this.nPast += 1;
         this.history.push(token);

@@ -14,7 +14,10 @@
  *
  * `bench/engine.ts` (synthetic 100M model, flash attention, 2 vCPUs) shows the trade-off at
  * decode: on the uncompressed 8K cache two threads win (22.9 vs 28.5 ms/token), on the 1,024
- * cells SnapKV leaves one thread wins (9.9 vs 14.1 ms/token). The default serves the SnapKV path.
+ * cells SnapKV leaves one thread wins (9.9 vs 14.1 ms/token); at 16K uncompressed two threads
+ * win by more (28.1 vs 44.0 ms/token). Attention over a long cache is compute-bound like prefill,
+ * so a session switches its decode to `threadsBatch` while it attends to `LONG_KV_CELLS` cells or
+ * more (see {@link decodeThreadsFor}), and back to `threads` after SnapKV has compacted the cache.
  */
 import os from 'node:os';
 
@@ -22,6 +25,17 @@ import os from 'node:os';
 export interface ThreadCounts {
   threads: number;
   threadsBatch: number;
+}
+
+/** Attended cells from which decode runs on the prefill thread count (between the 2K and 8K measurements). */
+export const LONG_KV_CELLS = 4096;
+
+/**
+ * Decode threads for a step that attends to `nKv` cells: `counts.threads` below
+ * {@link LONG_KV_CELLS}, `counts.threadsBatch` from there on.
+ */
+export function decodeThreadsFor(nKv: number, counts: ThreadCounts): number {
+  return nKv >= LONG_KV_CELLS ? Math.max(counts.threads, counts.threadsBatch) : counts.threads;
 }
 
 /**
