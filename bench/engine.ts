@@ -3,7 +3,7 @@
  * llama.cpp, on a synthetic model, all in one run. Prints a table and writes
  * bench/results/engine-<date>.json.
  *
- *   node --import tsx bench/engine.ts [--lengths 2048,8192,16384,32768] [--budgets 256,1024,2048]
+ *   node --expose-gc --import tsx bench/engine.ts [--lengths 2048,8192,16384,32768] [--budgets 256,1024,2048]
  *        [--decode 16] [--fa on|off] [--no-nlc] [--model file.gguf] [--shape layers,embd,heads,kvHeads,ff]
  *
  * Per L: prefill tok/s (ours; node-llama-cpp at its default threads and at its best explicit
@@ -106,6 +106,7 @@ async function main() {
       // the restored cache has no captured window: decode the last 32 prompt tokens again
       c.truncate(L - 32);
       await c.prefill(prompt.slice(L - 32));
+      (globalThis as { gc?: () => void }).gc?.(); // drop the state file's buffers before measuring
       resetHwm();
       const rssBeforeSnap = hwmBytes();
       const r = await c.snap({ window: 32, budget: B, kernel: 7 });
