@@ -3,7 +3,8 @@
  * touches the network; a model URI (`hf:user/repo:quant`, `hf:user/repo/file.gguf`,
  * `https://…`) goes through node-llama-cpp's `createModelDownloader`, which downloads it (with
  * progress and cancellation; a cancelled download resumes from its `.ipull` file) into the
- * models folder once; the file is found through the record afterwards, without the network. node-llama-cpp is ESM: it is loaded with a dynamic `import()` only for URIs.
+ * models folder once; the file is found through the record afterwards, without the network.
+ * node-llama-cpp is ESM: it is loaded with a dynamic `import()` only for URIs.
  *
  * node-llama-cpp checks a download's size, not its content: RepoSnap then checks the file's
  * SHA-256 against the digest the hub publishes (hub.ts) or against an explicit `sha256`, once per
@@ -150,20 +151,22 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
   }
 
   let expected = options.sha256;
-  if (!expected && totalFiles === 1) {
+  let why = `no SHA-256 is published for '${s}'`;
+  if (totalFiles > 1) why = `the model is split into ${totalFiles} files`;
+  else if (!expected) {
     const ref = parseHubUri(s, options.endpoint);
     try {
       expected = ref && (await hubSha256(ref, { endpoint: options.endpoint, signal: options.signal, fetch: options.fetch }));
     } catch (e) {
       if (options.signal?.aborted) throw e;
-      options.onWarning?.(`The model file was not checked: cannot get its SHA-256 from the hub (${(e as Error).message}).`);
+      why = `cannot get its SHA-256 from the hub (${(e as Error).message})`;
     }
   }
   if (expected) {
     await checkFile(file, expected, options, s);
   } else {
-    if (totalFiles > 1) options.onWarning?.(`The model is split into ${totalFiles} files; their content was not checked.`);
-    else if (options.sha256 === undefined) options.onWarning?.(`The model file was not checked: no SHA-256 is published for '${s}'.`);
+    // kept unchecked (and found again without the network), with a warning now
+    options.onWarning?.(`The model file was not checked: ${why}.`);
     recordVerified(options.directory, file, undefined, s);
   }
   return file;

@@ -191,6 +191,28 @@ test('a cancelled download stops, and the next attempt resumes with a byte range
   }
 });
 
+test('a file without a published digest is kept with a warning and found again without the network', async () => {
+  const body = randomBytes(1 << 20);
+  files.set('acme/plain-GGUF/plain.gguf', { body, published: 'not-an-lfs-file' });
+  const dir = tmpDir();
+  try {
+    const warnings: string[] = [];
+    const file = await resolveModel('hf:acme/plain-GGUF/plain.gguf', { directory: dir, endpoint, onWarning: (w) => warnings.push(w) });
+    assert.ok(fs.readFileSync(file).equals(body));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /not checked: no SHA-256 is published/);
+    assert.equal(verifiedSha256(dir, file), undefined);
+    requests.length = 0;
+    const noDownloader = async () => {
+      throw new Error('the recorded file must be used');
+    };
+    assert.equal(await resolveModel('hf:acme/plain-GGUF/plain.gguf', { directory: dir, endpoint, loadDownloader: noDownloader }), file);
+    assert.equal(requests.length, 0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a local path never touches the network or node-llama-cpp', async () => {
   const dir = tmpDir();
   try {
