@@ -157,7 +157,7 @@ export class EngineSession {
     readonly cache: { typeK: string; typeV: string; flashAttention: string },
   ) {}
 
-  /** Sets the decode thread count for the cells the next single-token step attends to. */
+  /** Sets the decode thread count for the cells the next single-token step attends to (reads the cache's occupancy: O(cells)). */
   private fitDecodeThreads(): void {
     if (!this.adaptiveThreads) return;
     const t = decodeThreadsFor(this.native.kvStats(0).nKv, this.adaptiveThreads);
@@ -310,6 +310,8 @@ export class EngineSession {
     const stops = (opts.stop ?? []).filter((s) => s.length > 0);
     const holdBack = stops.reduce((m, s) => Math.max(m, s.length - 1), 0);
     this.native.setSampler(opts.sampling ?? {});
+    // once per answer, not per token: the cache grows by at most maxTokens cells meanwhile
+    this.fitDecodeThreads();
     let pending = '';
     let nTokens = 0;
     let reason: GenerateSummary['reason'] = 'maxTokens';
@@ -342,7 +344,6 @@ export class EngineSession {
           reason = 'contextFull';
           break;
         }
-        this.fitDecodeThreads();
         await this.native.decode(Int32Array.of(token), this.nPast, 0, 'last');
         this.nPast += 1;
         this.history.push(token);
