@@ -12,7 +12,7 @@ import { CacheStore } from '../cache/store';
 import { askRepository, DEFAULT_SNAP, type AskStats, type FollowUpMode } from '../pipeline/ask';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
-import { intOption, numberOption, UsageError } from './usage';
+import { intOption, numberOption, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
 
@@ -98,14 +98,7 @@ export async function runAsk(args: string[]): Promise<number> {
   const question = parsed.positionals.join(' ').trim();
   if (!question) throw new UsageError('ask needs a question');
 
-  const repo = path.resolve(o.repo ?? '.');
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(repo);
-  } catch {
-    throw new UsageError(`the repository '${repo}' does not exist`);
-  }
-  if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
+  const repo = repoOption(o.repo);
 
   const modelSpec = o.model ?? process.env.REPOSNAP_MODEL;
   if (!modelSpec) throw new UsageError('--model <file.gguf> is required (or set REPOSNAP_MODEL)');

@@ -9,7 +9,7 @@ import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/
 import { packRepository, type PackOrder, type PackResult } from '../context/pack';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
 import { loadModel } from '../engine/model';
-import { intOption, UsageError } from './usage';
+import { intOption, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap pack [--repo <dir>] [options]
 
@@ -95,14 +95,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     io.stdout(HELP);
     return 0;
   }
-  const repo = path.resolve(o.repo ?? '.');
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(repo);
-  } catch {
-    throw new UsageError(`the repository '${repo}' does not exist`);
-  }
-  if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
+  const repo = repoOption(o.repo);
   const order = o.order ?? 'mtime';
   if (order !== 'mtime' && order !== 'path') throw new UsageError(`--order must be mtime or path (got '${order}')`);
   const tokenBudget = o.budget === undefined ? Infinity : intOption('budget', o.budget, 0, 0);

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
 /** A command-line usage error: printed as one line, exit code 2. */
 export class UsageError extends Error {
   constructor(message: string) {
@@ -30,4 +33,20 @@ export function numberOption(name: string, value: string | undefined, def: numbe
     throw new UsageError(`--${name} must be a number in [${min}, ${max}] (got '${value}')`);
   }
   return n;
+}
+
+/**
+ * Resolves `--repo` (default: the current directory) to an absolute path.
+ * @throws UsageError when it does not exist or is not a directory.
+ */
+export function repoOption(value: string | undefined): string {
+  const repo = path.resolve(value ?? '.');
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(repo);
+  } catch {
+    throw new UsageError(`the repository '${repo}' does not exist`);
+  }
+  if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
+  return repo;
 }

@@ -11,6 +11,7 @@ import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import type { Settings } from '../config/accessor';
 import { ENGINE_RESTART_KEYS, MODEL_KEYS, type ReposnapSettings } from '../config/settings';
 import { AbortError } from '../engine/errors';
+import { recordedFile } from '../models/checksum';
 import { selectEngineBuild, type EngineBuild } from '../models/gpu';
 import { isModelUri, modelDisplayName, resolveModel } from '../models/resolve';
 import type { QuestionRecords } from '../stats/records';
@@ -174,17 +175,9 @@ export class EngineService implements vscode.Disposable {
       this.resolved.set(spec, file);
       return file;
     }
-    // a URI resolved in an earlier session: use the file without the network
-    const remembered = this.context.globalState.get<Record<string, string>>('reposnap.models.resolved', {})[spec];
-    if (remembered && (await exists(remembered))) {
-      this.resolved.set(spec, remembered);
-      return remembered;
-    }
-    this.resolving ??= this.download(spec, directory, signal).finally(() => (this.resolving = undefined));
-    const file = await this.resolving;
+    // a URI downloaded in an earlier session (the models folder's record): no network, no notification
+    const file = recordedFile(directory, spec) ?? (await (this.resolving ??= this.download(spec, directory, signal).finally(() => (this.resolving = undefined))));
     this.resolved.set(spec, file);
-    const map = { ...this.context.globalState.get<Record<string, string>>('reposnap.models.resolved', {}), [spec]: file };
-    await this.context.globalState.update('reposnap.models.resolved', map);
     return file;
   }
 
@@ -250,14 +243,5 @@ export class EngineService implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
     this.client.dispose();
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await vscode.workspace.fs.stat(vscode.Uri.file(file));
-    return true;
-  } catch {
-    return false;
   }
 }
