@@ -68,7 +68,8 @@ std::string opt(const Napi::Object & o, const char * key, std::string def) {
     return o.Has(key) && o.Get(key).IsString() ? o.Get(key).As<Napi::String>().Utf8Value() : def;
 }
 
-// { status, error, L, B, nLayer, nHeadKv, ms } of a compaction (llama_snapkv_compact*)
+// { status, error, L, B, nLayer, nHeadKv, ms, kept } of a compaction (llama_snapkv_compact*); B = cells held
+// after it, kept = rows kept over all layers and KV heads
 Napi::Object snap_result(Napi::Env env, int32_t status, const std::string & error, const llama_snapkv_result & res) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("status",  status);
@@ -78,6 +79,7 @@ Napi::Object snap_result(Napi::Env env, int32_t status, const std::string & erro
     o.Set("nLayer",  res.n_layer);
     o.Set("nHeadKv", res.n_head_kv);
     o.Set("ms",      res.t_ms);
+    o.Set("kept",    (double) res.n_kept);
     return o;
 }
 
@@ -514,7 +516,8 @@ private:
         void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
     };
 
-    // snap(seqId, { window, budget, kernel, pooling: 'max'|'avg', force, keepScores }) -> Promise<{status, error, L, B, ...}>
+    // snap(seqId, { window, budget, kernel, pooling: 'max'|'avg', force, keepScores,
+    //              allocation: 'uniform'|'adakv'|'pyramid', adaAlpha, pyramidBeta }) -> Promise<{status, error, L, B, ...}>
     Napi::Value Snap(const Napi::CallbackInfo & info) {
         auto env = info.Env();
         check(env);
@@ -527,6 +530,13 @@ private:
         p.pooling     = opt<std::string>(o, "pooling", "max") == "avg" ? LLAMA_SNAPKV_POOLING_AVG : LLAMA_SNAPKV_POOLING_MAX;
         p.force       = opt<bool>(o, "force", false);
         p.keep_scores = opt<bool>(o, "keepScores", false);
+        const std::string alloc = opt<std::string>(o, "allocation", "uniform");
+        p.allocation = alloc == "uniform" ? LLAMA_SNAPKV_ALLOC_UNIFORM
+                     : alloc == "adakv"   ? LLAMA_SNAPKV_ALLOC_ADAKV
+                     : alloc == "pyramid" ? LLAMA_SNAPKV_ALLOC_PYRAMID
+                     : (llama_snapkv_allocation) -1; // refused by llama_snapkv_compact() with a clear error
+        p.ada_alpha    = (float) opt<double>(o, "adaAlpha", p.ada_alpha);
+        p.pyramid_beta = (float) opt<double>(o, "pyramidBeta", p.pyramid_beta);
         auto * w = new SnapWorker(env, this, seq, p);
         auto pr = w->deferred.Promise();
         w->Queue();

@@ -57,15 +57,31 @@ export interface NativeSessionOptions {
 /** KV cache element types (ggml type names). Quantized V needs flash attention. */
 export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1';
 
+/**
+ * How the budget is shared among layers and KV heads (`llama_snapkv_allocation`):
+ * - `uniform`: SnapKV, every (layer, KV head) keeps B (Li et al. 2024, sec. 4);
+ * - `adakv`: per layer the KV heads share n_head_kv·(B − w) prefix slots by score, each at least
+ *   α·(B − w) (Feng et al. 2024, "Ada-KV", sec. 3);
+ * - `pyramid`: prefix budgets fall linearly with depth, the last layer's (B − w)/β, n_layer·(B − w)
+ *   in all (Cai et al. 2024, "PyramidKV", sec. 3.3).
+ * llama.cpp's cells are shared by every layer and head, so a non-uniform allocation holds
+ * C = (largest per-head budget) cells and hides each head's unused ones with a per-head mask: the
+ * same total budget then costs C cells of memory, not B.
+ */
+export type BudgetAllocation = 'uniform' | 'adakv' | 'pyramid';
+
 /** Result of `llama_snapkv_compact` (status 0: compacted, 1: nothing to do, < 0: error). */
 export interface NativeSnapResult {
   status: number;
   error: string;
   L: number;
+  /** Cells the sequence holds after (C, the largest per-head budget, for a non-uniform allocation). */
   B: number;
   nLayer: number;
   nHeadKv: number;
   ms: number;
+  /** Rows kept over all layers and KV heads. */
+  kept: number;
 }
 
 /** `llama_snapkv_get_kv_stats`: cache occupancy seen by one sequence. */
@@ -85,7 +101,20 @@ export interface NativeSession {
   setSampler(opts: { temperature?: number; topP?: number; seed?: number }): void;
   sample(i?: number): number;
   snapCapture(seqId: number, window: number): void;
-  snap(seqId: number, params: { window: number; budget: number; kernel: number; pooling: 'max' | 'avg'; force?: boolean; keepScores?: boolean }): Promise<NativeSnapResult>;
+  snap(
+    seqId: number,
+    params: {
+      window: number;
+      budget: number;
+      kernel: number;
+      pooling: 'max' | 'avg';
+      force?: boolean;
+      keepScores?: boolean;
+      allocation?: BudgetAllocation;
+      adaAlpha?: number;
+      pyramidBeta?: number;
+    },
+  ): Promise<NativeSnapResult>;
   compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
   /** `llama_state_seq_get_data`: the sequence's cells, positions, K and V. */
   stateGet(seqId: number): Promise<Buffer>;

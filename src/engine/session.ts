@@ -5,7 +5,7 @@
  */
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
-import { loadAddon, type KvCacheType, type NativeKvStats, type NativeSession } from './native';
+import { loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult } from './native';
 import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
 import fs from 'node:fs';
@@ -53,14 +53,23 @@ export interface SnapParams {
   force?: boolean;
   /** Keep the pooled scores for {@link EngineSession.snapScores}. */
   keepScores?: boolean;
+  /** Budget allocation among layers and KV heads. Default 'uniform' (see {@link BudgetAllocation}). */
+  allocation?: BudgetAllocation;
+  /** AdaKV safeguard α ∈ [0, 1]: the fraction of B − w every head keeps by its own scores. Default 0.2. */
+  adaAlpha?: number;
+  /** PyramidKV β ≥ 1: average prefix budget ÷ the last layer's. Default 20. */
+  pyramidBeta?: number;
 }
 
 /** Outcome of {@link EngineSession.snap}. */
 export interface SnapResult {
   /** Tokens (cells) of the sequence before. */
   L: number;
-  /** Cells kept per layer and KV head (== L when nothing was done). */
+  /** Cells the sequence holds after (== L when nothing was done): the budget B for a uniform
+   * allocation, C = the largest per-head budget for a non-uniform one. */
   B: number;
+  /** Rows kept over all layers and KV heads (nLayer·nHeadKv·B for a uniform budget). */
+  keptRows: number;
   /** False when L ≤ B (nothing to do). */
   compacted: boolean;
   nLayer: number;
@@ -244,30 +253,36 @@ export class EngineSession {
         pooling: params.pooling ?? 'max',
         force: params.force ?? false,
         keepScores: params.keepScores ?? false,
+        allocation: params.allocation ?? 'uniform',
+        ...(params.adaAlpha !== undefined ? { adaAlpha: params.adaAlpha } : {}),
+        ...(params.pyramidBeta !== undefined ? { pyramidBeta: params.pyramidBeta } : {}),
       });
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
       if (r.status === 0) {
-        this.lastSnap = { L: r.L, B: r.B, window: params.window, budget, kernel: params.kernel ?? 7, pooling: params.pooling ?? 'max' };
+        this.lastSnap = { L: r.L, B: r.B, window: params.window, budget, kernel: params.kernel ?? 7, pooling: params.pooling ?? 'max', allocation: params.allocation ?? 'uniform' };
       }
-      return { L: r.L, B: r.B, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+      return snapResult(r);
     });
   }
 
   /**
    * Compacts the cache keeping the given positions (`llama_snapkv_compact_kept`): any eviction
    * policy's choice goes through the same on-device compaction as SnapKV.
-   * @param kept [nLayer][nHeadKv][budget] positions of the sequence, strictly ascending per head.
+   * @param kept [nLayer][nHeadKv][budget] positions of the sequence, strictly ascending per head;
+   *   a head that keeps fewer ends its row with −1 padding (at least one position each), and its
+   *   unused cells are hidden from it by a per-head mask (per-head budgets, {@link BudgetAllocation}).
    * @throws SnapRefusedError when the positions are invalid or a guard refuses (cache unchanged).
    */
   compact(budget: number, kept: Int32Array): Promise<SnapResult> {
     return this.exclusive(async () => {
       const r = await this.native.compactKept(0, budget, kept);
       if (r.status < 0) throw new SnapRefusedError(`compaction refused: ${r.error}`, r.status);
-      return { L: r.L, B: r.B, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+      return snapResult(r);
     });
   }
 
-  /** Positions kept by the last snap: [nLayer][nHeadKv][B], ascending original positions. */
+  /** Positions kept by the last snap: [nLayer][nHeadKv][B], ascending original positions, −1 padded
+   * where a head kept fewer than B (non-uniform allocation). */
   snapKept(): Int32Array {
     return this.native.snapKept();
   }
@@ -484,3 +499,8 @@ function firstStop(text: string, stops: string[]): number {
 }
 
 export { AbortError };
+
+/** The session-level view of a native compaction result. */
+function snapResult(r: NativeSnapResult): SnapResult {
+  return { L: r.L, B: r.B, keptRows: r.kept, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+}

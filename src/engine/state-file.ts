@@ -40,7 +40,7 @@ export interface StateHeader extends StateIdentity {
   /** Cells the sequence holds (B after a snap, else nPast). */
   cells: number;
   /** The snap that produced the cache, if any. */
-  snap: { L: number; B: number; window: number; budget: number; kernel: number; pooling: string } | null;
+  snap: { L: number; B: number; window: number; budget: number; kernel: number; pooling: string; allocation?: string } | null;
   /** ms since the epoch. */
   createdAt: number;
 }
