@@ -8,7 +8,7 @@
  * `snap` and `compact` do not depend on that counter.
  */
 import type { EngineModel } from '../../src/engine/model';
-import { createSession, type EngineSession } from '../../src/engine/session';
+import { createSession, type EngineSession, type SnapParams, type SnapResult } from '../../src/engine/session';
 
 /** A saved sequence: llama.cpp's state bytes and the next position. */
 export interface Snapshot {
@@ -138,6 +138,11 @@ export class TeacherForcer {
   async snap(window: number, budget: number, kernel: number, pooling: 'max' | 'avg'): Promise<Int32Array> {
     await this.session.snap({ window, budget, kernel, pooling });
     return Int32Array.from(this.session.snapKept());
+  }
+
+  /** RepoSnap's SnapKV with any {@link SnapParams} (e.g. a budget allocation); returns the engine's result. */
+  async snapWith(params: SnapParams): Promise<SnapResult> {
+    return this.session.snap(params);
   }
 
   dispose(): void {
