@@ -24,6 +24,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --window <w>            SnapKV observation window in tokens (default 32)
   --kernel <k>            SnapKV pooling kernel, odd (default 7)
   --pooling max|avg       SnapKV pooling (default max)
+  --allocation uniform|adakv|pyramid
+                          how the budget is shared among layers and KV heads, same total (default uniform;
+                          adakv and pyramid hold up to ~2x the cells: see bench/results/allocation.json)
   --no-snap               answer with full attention (no compression)
   --context-size <n>      context size in tokens (default: the model's training context, at most 8192)
   --max-tokens <n>        answer length limit (default 256)
@@ -63,6 +66,7 @@ export async function runAsk(args: string[]): Promise<number> {
         window: { type: 'string' },
         kernel: { type: 'string' },
         pooling: { type: 'string' },
+        allocation: { type: 'string' },
         'no-snap': { type: 'boolean' },
         'context-size': { type: 'string' },
         'max-tokens': { type: 'string' },
@@ -108,6 +112,10 @@ export async function runAsk(args: string[]): Promise<number> {
 
   const pooling = o.pooling ?? 'max';
   if (pooling !== 'max' && pooling !== 'avg') throw new UsageError(`--pooling must be max or avg (got '${pooling}')`);
+  const allocation = o.allocation ?? 'uniform';
+  if (allocation !== 'uniform' && allocation !== 'adakv' && allocation !== 'pyramid') {
+    throw new UsageError(`--allocation must be uniform, adakv or pyramid (got '${allocation}')`);
+  }
   const window = intOption('window', o.window, DEFAULT_SNAP.window, 1, 4096);
   const budget = intOption('budget', o.budget, DEFAULT_SNAP.budget, 1);
   if (budget < window) throw new UsageError(`--budget (${budget}) must be at least --window (${window})`);
@@ -163,7 +171,7 @@ export async function runAsk(args: string[]): Promise<number> {
         repo,
         question,
         model,
-        snap: { enabled: !o['no-snap'], window, budget, kernel, pooling },
+        snap: { enabled: !o['no-snap'], window, budget, kernel, pooling, allocation },
         contextSize: o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64),
         maxTokens: intOption('max-tokens', o['max-tokens'], 256, 1),
         temperature: numberOption('temperature', o.temperature, 0, 0, 10),

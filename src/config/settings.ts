@@ -5,7 +5,7 @@
  * package.json `contributes.configuration` declares the same keys with the same defaults
  * (test/extension/settings.test.ts checks that they agree).
  */
-import type { KvCacheType } from '../engine/native';
+import type { BudgetAllocation, KvCacheType } from '../engine/native';
 
 /** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
 export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
@@ -37,6 +37,8 @@ export interface ReposnapSettings {
   pooling: 'max' | 'avg';
   /** SnapKV pooling kernel [tokens], odd. */
   kernel: number;
+  /** How the SnapKV budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total, more cells). */
+  budgetAllocation: BudgetAllocation;
   /** Context size [tokens]; 0 = the model's training context, at most 8192. */
   contextSize: number;
   /** Answer length limit [tokens]. */
@@ -68,6 +70,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   window: 32,
   pooling: 'max',
   kernel: 7,
+  budgetAllocation: 'uniform',
   contextSize: 0,
   maxTokens: 512,
   flashAttention: 'auto',
@@ -166,6 +169,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     window: int('window', 1, 4096),
     pooling: oneOf('pooling', ['max', 'avg']),
     kernel: int('kernel', 1, 255, true),
+    budgetAllocation: oneOf<BudgetAllocation>('budgetAllocation', ['uniform', 'adakv', 'pyramid']),
     contextSize: int('contextSize', 0),
     maxTokens: int('maxTokens', 1),
     flashAttention: oneOf('flashAttention', ['auto', 'on', 'off']),

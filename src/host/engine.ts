@@ -55,7 +55,7 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     repo: params.repo,
     question: params.question,
     model,
-    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling },
+    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation },
     contextSize: s.contextSize > 0 ? s.contextSize : undefined,
     maxTokens: s.maxTokens,
     maxFileBytes: s.maxFileBytes,

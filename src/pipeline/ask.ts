@@ -12,6 +12,7 @@ import type { CacheOutcome, CacheStore, ThreadTurn } from '../cache/store';
 import { packRepository, type PackOptions, type PackResult } from '../context/pack';
 import { AbortError, EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
+import type { BudgetAllocation } from '../engine/native';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
 import { concatTokens, promptLayout, threadTokens, tokenizeLayout } from '../prompt/prompt';
 
@@ -25,10 +26,12 @@ export interface SnapSettings {
   /** Pooling kernel (odd). Default 7. */
   kernel: number;
   pooling: 'max' | 'avg';
+  /** How the budget is shared among layers and KV heads (see {@link BudgetAllocation}). Default 'uniform'. */
+  allocation?: BudgetAllocation;
 }
 
 /** Defaults from the SnapKV paper and its reference implementation (DESIGN.md § 3). */
-export const DEFAULT_SNAP: SnapSettings = { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max' };
+export const DEFAULT_SNAP: SnapSettings = { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform' };
 
 /** How a follow-up uses the thread: re-snap from the full prefix, or continue the compressed cache. */
 export type FollowUpMode = 'resnap' | 'continue';
@@ -318,7 +321,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
   if (snapNow) {
     if (req.signal?.aborted) throw new AbortError();
     try {
-      const r = await session.snap({ window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling });
+      const r = await session.snap({ window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling, allocation: req.snap.allocation ?? 'uniform' });
       B = r.B;
       snapMs = r.ms;
       onEvent({ kind: 'snap', L: r.L, B: r.B, ms: r.ms, compacted: r.compacted });
@@ -386,7 +389,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
         key,
         turns: [...a.earlier, { question: req.question, answer: text, answerTokens }],
         prefixTokens: prefix.length,
-        snap: req.snap.enabled ? { window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling } : null,
+        snap: req.snap.enabled ? { window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling, allocation: req.snap.allocation ?? 'uniform' } : null,
         L,
         B,
       },

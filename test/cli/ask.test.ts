@@ -53,6 +53,20 @@ test('ask --no-snap answers with full attention (B = L), --json prints one JSON 
   assert.equal(json.decodeTokens, 8);
 });
 
+test('ask --allocation adakv: same total budget, the sequence holds the largest per-head budget in cells', () => {
+  const model = checkTinyModel();
+  const r = reposnap('ask', '--no-cache', '--repo', ROOT, '--model', model, '--max-tokens', '8', '--allocation', 'adakv', 'Where is the SnapKV budget chosen?');
+  assert.equal(r.code, 0, r.stderr);
+  const s = parseStats(r.stderr);
+  const L = Number(s.L);
+  const C = Number(s.B);
+  assert.equal(s.snap, 'on');
+  // C = the largest per-head budget: at least the uniform B, at most L (one head may keep every prefix key)
+  assert.ok(C >= 1024 && C <= L, `cells held ${C}: between the uniform budget and L = ${L}`);
+  const [kvBefore, kvAfter] = s.kv_bytes!.split('->').map(Number);
+  assert.equal(kvAfter! / kvBefore!, C / L, 'KV bytes follow the cells held');
+});
+
 test('bad input: one-line errors and non-zero exits, no stack traces', () => {
   const model = checkTinyModel();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
@@ -68,6 +82,7 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       [['ask', '--repo', tmp, '--model', truncated, 'q'], 1, /failed to load the model/],
       [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) is too small/],
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
+      [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
       [['frobnicate'], 2, /unknown command/],
       [['ask', '--repo', tmp, '--model', model, '--model-sha256', 'abc', 'q'], 2, /--model-sha256 must be 64 hex digits/],
