@@ -6,9 +6,9 @@
  * op SnapKV uses) then moves exactly those rows to cells [0, B). Like kvpress's presses, a policy
  * only chooses; the mechanics live in one place.
  *
- * Every (layer, KV head) keeps the same number B of cells: llama.cpp's KV cells are shared by all
- * layers and heads of a sequence, so per-head (AdaKV) or per-layer (PyramidKV) budgets cannot be
- * expressed and are not among the policies.
+ * Every (layer, KV head) keeps the same number B of cells here. Per-head (AdaKV) and per-layer
+ * (PyramidKV) budgets are the engine's own allocations (`SnapParams.allocation`, measured by
+ * bench/fidelity/allocation.ts), not host policies.
  */
 
 /** What a policy sees when it chooses the kept positions of one prompt. */
