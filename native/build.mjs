@@ -94,11 +94,52 @@ function nodeInclude() {
 const napiDir = path.join(root, 'node_modules', 'node-addon-api');
 if (!fs.existsSync(path.join(napiDir, 'napi.h'))) fail(`missing node-addon-api: run 'npm install' first`);
 
+/**
+ * ggml's x86-64 instruction-set options for the CPU of this machine, spelled out the way ggml
+ * builds its CPU variants (GGML_CPU_ALL_VARIANTS; node-llama-cpp's prebuilt binaries load the
+ * variant that fits, e.g. zen4), instead of GGML_NATIVE's -march=native. Measured here (gcc 12,
+ * AMD Zen 5, 2 vCPUs, 8x1024 synthetic model, L = 16K, flash attention): prefill 285-291 tok/s
+ * with -march=native, 359-411 with these options, node-llama-cpp's zen4 variant 305-339 in the
+ * same runs. REPOSNAP_NATIVE=1 keeps -march=native. Off x86-64 Linux: ggml's defaults.
+ * @returns cmake -D options ([] where the CPU cannot be read).
+ */
+function cpuIsaDefs() {
+  if (process.env.REPOSNAP_NATIVE === '1') return ['-DGGML_NATIVE=ON'];
+  if (process.platform !== 'linux' || process.arch !== 'x64') return [];
+  let flags;
+  try {
+    flags = new Set(/^flags\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))[1].split(/\s+/));
+  } catch {
+    return [];
+  }
+  const cpu = (...f) => f.every((x) => flags.has(x));
+  const on = (name, ok) => (ok ? [`-DGGML_${name}=ON`] : []);
+  const avx512 = cpu('avx512f', 'avx512cd', 'avx512vl', 'avx512dq', 'avx512bw');
+  return [
+    '-DGGML_NATIVE=OFF',
+    ...on('SSE42', cpu('sse4_2')),
+    ...on('AVX', cpu('avx')),
+    ...on('AVX2', cpu('avx2')),
+    ...on('BMI2', cpu('bmi2')),
+    ...on('FMA', cpu('fma')),
+    ...on('F16C', cpu('f16c')),
+    ...on('AVX_VNNI', !avx512 && cpu('avx_vnni')),
+    ...on('AVX512', avx512),
+    ...on('AVX512_VBMI', avx512 && cpu('avx512vbmi')),
+    ...on('AVX512_VNNI', avx512 && cpu('avx512_vnni')),
+    ...on('AVX512_BF16', avx512 && cpu('avx512_bf16')),
+    ...on('AMX_TILE', cpu('amx_tile')),
+    ...on('AMX_INT8', cpu('amx_int8')),
+    ...on('AMX_BF16', cpu('amx_bf16')),
+  ];
+}
+
 const defs = [
   `-DCMAKE_BUILD_TYPE=${buildType}`,
   `-DLLAMA_SRC=${srcDir}`,
   `-DNODE_INCLUDE_DIR=${nodeInclude()}`,
   `-DNODE_ADDON_API_DIR=${napiDir}`,
+  ...cpuIsaDefs(),
 ];
 if (has('ccache')) defs.push('-DGGML_CCACHE=ON', '-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache');
 else defs.push('-DGGML_CCACHE=OFF');
