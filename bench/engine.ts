@@ -5,6 +5,7 @@
  *
  *   node --expose-gc --import tsx bench/engine.ts [--lengths 2048,8192,16384,32768] [--budgets 256,1024,2048]
  *        [--decode 16] [--fa on|off] [--no-nlc] [--model file.gguf] [--shape layers,embd,heads,kvHeads,ff]
+ *        [--weights f16|q8_0]
  *
  * Per L: prefill tok/s (ours; node-llama-cpp at its default threads and at its best explicit
  * setting), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
@@ -23,7 +24,7 @@ import { createSession, type EngineSession } from '../src/engine/session';
 import { ensureSyntheticModel } from '../src/engine/synthetic';
 import { defaultThreads } from '../src/engine/threads';
 
-const SHAPE = { nLayer: 8, nEmbd: 1024, nHead: 16, nHeadKv: 4, nFf: 2816, nVocab: 32000, nCtx: 131072, weightType: 'f16' as const, seed: 1 };
+const SHAPE = { nLayer: 8, nEmbd: 1024, nHead: 16, nHeadKv: 4, nFf: 2816, nVocab: 32000, nCtx: 131072, weightType: 'f16' as 'f16' | 'q8_0', seed: 1 };
 
 function hwmBytes(): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
@@ -63,6 +64,7 @@ async function main() {
       'no-nlc': { type: 'boolean' },
       model: { type: 'string' },
       shape: { type: 'string' },
+      weights: { type: 'string' },
     },
   });
   // --shape layers,embd,heads,kvHeads,ff (synthetic model of another size)
@@ -70,6 +72,10 @@ async function main() {
   if (values.shape) {
     const [nLayer, nEmbd, nHead, nHeadKv, nFf] = values.shape.split(',').map(Number);
     Object.assign(shape, { nLayer, nEmbd, nHead, nHeadKv, nFf });
+  }
+  if (values.weights) {
+    if (values.weights !== 'f16' && values.weights !== 'q8_0') throw new Error('--weights: f16 or q8_0');
+    shape.weightType = values.weights;
   }
   const lengths = (values.lengths ?? '2048,8192,16384,32768').split(',').map(Number);
   const budgets = (values.budgets ?? '256,1024,2048').split(',').map(Number);
@@ -150,7 +156,7 @@ async function main() {
       console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.rssBeforeSnapBytes)} | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f((r.decodeMsFull as number) / b.decodeMs!, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
     }
   }
-  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}${values.lengths ? `-L${lengths.join('-')}` : ''}.json`);
+  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}${values.weights && values.weights !== 'f16' ? `-${values.weights}` : ''}${values.lengths ? `-L${lengths.join('-')}` : ''}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), shape, fa, threads, steps, results }, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
