@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { loadModel } from '../../src/engine/model';
 import type { BudgetAllocation } from '../../src/engine/native';
 import { checkTinyModel, TINY_MODEL_SHA256 } from '../../test/helpers/models';
-import { budgetFor } from './benchmark';
+import { budgetFor, preparePrompt } from './benchmark';
 import { greedyContinuation, TeacherForcer } from './engine';
 import { compareToReference, referenceSteps, summarize, type PromptFidelity, type Summary } from './metrics';
 import { readPromptCache } from './prompts';
@@ -56,13 +56,8 @@ async function main(): Promise<void> {
   for (const [i, prompt] of prompts.entries()) {
     const L = prompt.tokens.length;
     const w = SNAP.window;
-    // the uncompressed sequence with the capture armed over its last w tokens
-    forcer.clear();
-    forcer.arm(0);
-    await forcer.extend(prompt.tokens.slice(0, L - w));
-    const base = await forcer.save(new Float32Array());
-    forcer.arm(w);
-    const full = await forcer.save(await forcer.extend(prompt.tokens.slice(L - w)));
+    const { base, full, tail } = await preparePrompt(forcer, prompt.tokens, [w]);
+    await forcer.restore(full);
     const cont = await greedyContinuation(forcer, full.lastLogits, steps, banned);
     const ref = referenceSteps(cont.logits, cont.tokens.slice(1));
     const forced = cont.tokens.slice(0, steps);
@@ -70,9 +65,10 @@ async function main(): Promise<void> {
     for (const [fi, fraction] of fractions.entries()) {
       const B = Math.max(w + 1, budgetFor(fraction, L));
       for (const [ai, allocation] of ALLOCATIONS.entries()) {
+        // the capture must hold the prompt's last w queries: decode the tail again with it armed
         await forcer.restore(base);
         forcer.arm(w);
-        await forcer.extend(prompt.tokens.slice(L - w));
+        await forcer.extend(tail);
         const r = await forcer.snapWith({ ...SNAP, budget: B, allocation });
         if (r.keptRows !== r.nLayer * r.nHeadKv * B) throw new Error(`${allocation}: ${r.keptRows} kept rows, expected ${r.nLayer * r.nHeadKv * B}`);
         runs[fi]![ai]!.push({ fidelity: compareToReference(ref, await forcer.force(forced)), cellRatio: r.B / B });
@@ -81,7 +77,6 @@ async function main(): Promise<void> {
     log(`prompt ${i + 1}/${n} (L = ${L})`);
   }
 
-  const r4 = (x: number) => Number(x.toPrecision(4));
   const fmt = (s: Summary, pct = false) => (pct ? `${(100 * s.mean).toFixed(1)} [${(100 * s.ciLow).toFixed(1)}, ${(100 * s.ciHigh).toFixed(1)}]` : `${s.mean.toFixed(3)} [${s.ciLow.toFixed(3)}, ${s.ciHigh.toFixed(3)}]`);
   const rows = fractions.flatMap((fraction, fi) =>
     ALLOCATIONS.map((allocation, ai) => {
@@ -130,9 +125,13 @@ async function main(): Promise<void> {
   model.dispose();
 }
 
+/** Rounds to 4 significant digits (keeps the JSON readable). */
+function r4(x: number): number {
+  return Number(x.toPrecision(4));
+}
+
 function rounded(s: Summary): Summary {
-  const r = (x: number) => Number(x.toPrecision(4));
-  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? r(v) : v])) as unknown as Summary;
+  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? r4(v) : v])) as unknown as Summary;
 }
 
 main().catch((e: unknown) => {
