@@ -12,10 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { SnapRefusedError } from '../../src/engine/errors';
-import { loadModel, type EngineModel } from '../../src/engine/model';
+import type { EngineModel } from '../../src/engine/model';
 import type { BudgetAllocation } from '../../src/engine/native';
 import { createSession, type EngineSession } from '../../src/engine/session';
-import { checkTinyModel, STORY } from '../helpers/models';
+import { loadStory } from '../helpers/story';
 import { keptToVisible, LlamaReference, snapkvScores } from '../reference/llama-ref';
 
 let model: EngineModel;
@@ -24,11 +24,7 @@ let prompt: number[];
 let continuation: number[];
 
 before(async () => {
-  const file = checkTinyModel();
-  model = await loadModel(file);
-  ref = LlamaReference.load(file);
-  prompt = Array.from(model.tokenize(STORY, { addSpecial: true }));
-  continuation = Array.from(model.tokenize(' The dog ran to the park and found a big red ball.'));
+  ({ model, ref, prompt, continuation } = await loadStory());
 });
 after(() => model.dispose());
 

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SnapRefusedError } from '../../src/engine/errors';
-import { loadModel, type EngineModel } from '../../src/engine/model';
+import type { EngineModel } from '../../src/engine/model';
 import { createSession } from '../../src/engine/session';
-import { checkTinyModel, STORY } from '../helpers/models';
+import { loadStory } from '../helpers/story';
 import { keptToVisible, LlamaReference } from '../reference/llama-ref';
 
 let model: EngineModel;
@@ -17,10 +17,7 @@ let ref: LlamaReference;
 let prompt: number[];
 
 before(async () => {
-  const file = checkTinyModel();
-  model = await loadModel(file);
-  ref = LlamaReference.load(file);
-  prompt = Array.from(model.tokenize(STORY, { addSpecial: true }));
+  ({ model, ref, prompt } = await loadStory());
 });
 after(() => model.dispose());
 

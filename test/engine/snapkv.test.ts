@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SnapRefusedError } from '../../src/engine/errors';
-import { loadModel, type EngineModel } from '../../src/engine/model';
+import type { EngineModel } from '../../src/engine/model';
 import type { KvCacheType } from '../../src/engine/native';
 import { createSession } from '../../src/engine/session';
-import { checkTinyModel, STORY } from '../helpers/models';
+import { loadStory } from '../helpers/story';
 import { keptToVisible, LlamaReference, snapkvScores } from '../reference/llama-ref';
 
 let model: EngineModel;
@@ -19,11 +19,7 @@ let prompt: number[];
 let continuation: number[];
 
 before(async () => {
-  const file = checkTinyModel();
-  model = await loadModel(file);
-  ref = LlamaReference.load(file);
-  prompt = Array.from(model.tokenize(STORY, { addSpecial: true }));
-  continuation = Array.from(model.tokenize(' The dog ran to the park and found a big red ball.'));
+  ({ model, ref, prompt, continuation } = await loadStory());
 });
 
 after(() => model.dispose());
