@@ -495,19 +495,24 @@ private:
         return env.Undefined();
     }
 
-    class SnapWorker : public Napi::AsyncWorker {
+    // a compaction off the JS thread: llama_snapkv_compact() with p, or (by_kept)
+    // llama_snapkv_compact_kept() with p.n_budget and the caller's kept positions
+    class CompactWorker : public Napi::AsyncWorker {
     public:
-        SnapWorker(Napi::Env env, Session * s, llama_seq_id seq, llama_snapkv_params p)
-            : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), s(s), seq(seq), p(p) {}
+        CompactWorker(Napi::Env env, Session * s, llama_seq_id seq, llama_snapkv_params p, bool by_kept, std::vector<int32_t> kept)
+            : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), s(s), seq(seq), p(p), by_kept(by_kept), kept(std::move(kept)) {}
         Napi::Promise::Deferred deferred;
         Session * s;
         llama_seq_id seq;
         llama_snapkv_params p;
+        bool by_kept;
+        std::vector<int32_t> kept;
         llama_snapkv_result res = {};
         int32_t status = 0;
         std::string error;
         void Execute() override {
-            status = llama_snapkv_compact(s->ctx, seq, p, &res);
+            status = by_kept ? llama_snapkv_compact_kept(s->ctx, seq, p.n_budget, kept.data(), kept.size(), &res)
+                             : llama_snapkv_compact(s->ctx, seq, p, &res);
             if (status < 0) {
                 error = llama_snapkv_last_error(s->ctx);
             }
@@ -537,43 +542,22 @@ private:
                      : (llama_snapkv_allocation) -1; // refused by llama_snapkv_compact() with a clear error
         p.ada_alpha    = (float) opt<double>(o, "adaAlpha", p.ada_alpha);
         p.pyramid_beta = (float) opt<double>(o, "pyramidBeta", p.pyramid_beta);
-        auto * w = new SnapWorker(env, this, seq, p);
+        auto * w = new CompactWorker(env, this, seq, p, false, {});
         auto pr = w->deferred.Promise();
         w->Queue();
         return pr;
     }
-
-    class CompactKeptWorker : public Napi::AsyncWorker {
-    public:
-        CompactKeptWorker(Napi::Env env, Session * s, llama_seq_id seq, int32_t budget, std::vector<int32_t> kept)
-            : Napi::AsyncWorker(env), deferred(Napi::Promise::Deferred::New(env)), s(s), seq(seq), budget(budget), kept(std::move(kept)) {}
-        Napi::Promise::Deferred deferred;
-        Session * s;
-        llama_seq_id seq;
-        int32_t budget;
-        std::vector<int32_t> kept;
-        llama_snapkv_result res = {};
-        int32_t status = 0;
-        std::string error;
-        void Execute() override {
-            status = llama_snapkv_compact_kept(s->ctx, seq, budget, kept.data(), kept.size(), &res);
-            if (status < 0) {
-                error = llama_snapkv_last_error(s->ctx);
-            }
-        }
-        void OnOK() override { deferred.Resolve(snap_result(Env(), status, error, res)); }
-        void OnError(const Napi::Error & e) override { deferred.Reject(e.Value()); }
-    };
 
     // compactKept(seqId, budget, kept: Int32Array [n_layer][n_head_kv][budget] positions) -> Promise<{status, ...}>
     Napi::Value CompactKept(const Napi::CallbackInfo & info) {
         auto env = info.Env();
         check(env);
         const llama_seq_id seq = info[0].As<Napi::Number>().Int32Value();
-        const int32_t budget = info[1].As<Napi::Number>().Int32Value();
+        llama_snapkv_params p = llama_snapkv_default_params();
+        p.n_budget = info[1].As<Napi::Number>().Int32Value();
         auto arr = info[2].As<Napi::Int32Array>();
         std::vector<int32_t> kept(arr.Data(), arr.Data() + arr.ElementLength());
-        auto * w = new CompactKeptWorker(env, this, seq, budget, std::move(kept));
+        auto * w = new CompactWorker(env, this, seq, p, true, std::move(kept));
         auto pr = w->deferred.Promise();
         w->Queue();
         return pr;
