@@ -254,8 +254,8 @@ export class EngineSession {
         force: params.force ?? false,
         keepScores: params.keepScores ?? false,
         allocation: params.allocation ?? 'uniform',
-        ...(params.adaAlpha !== undefined ? { adaAlpha: params.adaAlpha } : {}),
-        ...(params.pyramidBeta !== undefined ? { pyramidBeta: params.pyramidBeta } : {}),
+        adaAlpha: params.adaAlpha, // undefined: the engine's default
+        pyramidBeta: params.pyramidBeta,
       });
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
       if (r.status === 0) {

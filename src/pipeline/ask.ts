@@ -321,7 +321,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
   if (snapNow) {
     if (req.signal?.aborted) throw new AbortError();
     try {
-      const r = await session.snap({ window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling, allocation: req.snap.allocation ?? 'uniform' });
+      const r = await session.snap(snapParams(req.snap));
       B = r.B;
       snapMs = r.ms;
       onEvent({ kind: 'snap', L: r.L, B: r.B, ms: r.ms, compacted: r.compacted });
@@ -389,7 +389,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
         key,
         turns: [...a.earlier, { question: req.question, answer: text, answerTokens }],
         prefixTokens: prefix.length,
-        snap: req.snap.enabled ? { window: req.snap.window, budget: req.snap.budget, kernel: req.snap.kernel, pooling: req.snap.pooling, allocation: req.snap.allocation ?? 'uniform' } : null,
+        snap: req.snap.enabled ? snapParams(req.snap) : null,
         L,
         B,
       },
@@ -413,4 +413,9 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
     stats.prefillTokS,
   );
   return stats;
+}
+
+/** The snap parameters of the settings (what the engine runs and a thread entry records). */
+function snapParams(s: SnapSettings): { window: number; budget: number; kernel: number; pooling: 'max' | 'avg'; allocation: BudgetAllocation } {
+  return { window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.allocation ?? 'uniform' };
 }
