@@ -11,7 +11,7 @@ import type { BudgetAllocation, KvCacheType } from '../engine/native';
 export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
 
 /**
- * How a follow-up question in a thread is answered (DESIGN.md § 1): `resnap` re-runs SnapKV on
+ * How a follow-up question in a thread is answered (README, "Follow-up questions and the cache"): `resnap` re-runs SnapKV on
  * the uncompressed repository prefix for every question (query-aware, slower); `continue`
  * decodes on the thread's compressed cache (fast, tuned to the first question).
  */
@@ -59,7 +59,7 @@ export interface ReposnapSettings {
   codeLens: boolean;
 }
 
-/** Defaults: SnapKV's from the paper (DESIGN.md § 3), the packer's, and the engine's. */
+/** Defaults: SnapKV's from the paper (README, "How it works"), the packer's, and the engine's. */
 export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M',
   modelDirectory: '',
