@@ -11,18 +11,26 @@
  *   stats.json         counters and the last questions' timings
  * Every file is written atomically (temporary file, fsync, rename) and state files carry a
  * checksum, so a reader never sees a torn entry. Mutations of indexes, counters and eviction run
- * under a lock on the folder (proper-lockfile), so two processes (two windows, the CLI beside the
- * extension) neither tear nor lose entries. A truncated, corrupted or foreign entry is reported
- * once, removed and rebuilt. A full disk (or any write error) turns caching off with a warning;
- * it never fails an answer.
+ * under a lock on the folder (lock.ts: `<folder>.lock`, taken over at once when its holder died),
+ * so two processes (two windows, the CLI beside the extension) neither tear nor lose entries;
+ * temporary files of a writer that died are swept under that lock. A thread's question holds the
+ * thread's own lock (thread/<id>.lock) from reading its transcript to saving it, so two questions
+ * in one thread at once keep both turns.
+ *
+ * Everything read from disk is checked before use: a state file's checksum, each index's shape
+ * (schema.ts) and its id, which must be its file name (ids never come from file contents), and
+ * stats.json's shape. A truncated, corrupted, misshapen or foreign entry is reported once, removed
+ * and rebuilt. A full disk, any write error, or a damaged entry that cannot be removed turns
+ * caching off with one warning; it never fails an answer.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import type { SessionSnapshot } from '../engine/session';
 import { decodeStateFile, encodeStateFile, StateFileError, writeFileAtomic } from '../engine/state-file';
 import { commonCheckpoints, CHECKPOINT_TOKENS } from './hash-chain';
+import { acquireLock, pidAlive, type Lock } from './lock';
+import { checkShape, ENTRY_ID, PrefixIndexSchema, StoreCountersSchema, ThreadIndexSchema } from './schema';
 
 /** Size caps [bytes]. */
 export interface StoreLimits {
@@ -82,6 +90,8 @@ export interface QuestionRecord {
   at: number;
   question: string;
   outcome: CacheOutcome;
+  /** The cache key the question ran under (cacheKey in identity.ts); absent in older records. */
+  key?: string;
   L: number;
   B: number;
   reusedTokens: number;
@@ -92,6 +102,16 @@ export interface QuestionRecord {
   decodeTokS: number;
 }
 
+/** The last cold prefill measured under one cache key. */
+export interface ColdPrefill {
+  /** The question's prefill time divided by the tokens it prefilled [ms/token]. */
+  msPerToken: number;
+  /** Tokens prefilled (the whole prompt). */
+  tokens: number;
+  /** When [ms since the epoch]. */
+  at: number;
+}
+
 /** Counters of a workspace store (stats.json). */
 export interface StoreCounters {
   fullHits: number;
@@ -99,8 +119,23 @@ export interface StoreCounters {
   misses: number;
   continues: number;
   tokensReused: number;
-  /** Estimated prefill time saved: reused tokens at the question's own prefill speed [ms]. */
-  prefillMsSaved: number;
+  /**
+   * Prefill time saved by the cache [ms]: the sum over questions that reused R > 0 tokens of
+   * R × t_cold, where t_cold [ms/token] is the mean prefill time per token of the most recent cold
+   * question (a miss: the whole prompt prefilled from position 0) under the same cache key
+   * ({@link coldPrefill}). So it is what prefilling the reused tokens would have cost at the
+   * speed measured for that model and cache settings on a whole repository prompt, not at the
+   * speed of the question's own short suffix prefill (which pays a batch's fixed cost for a few
+   * tokens and ran up to 20× slower per token). Because attention makes a token's prefill cost
+   * grow with its position, R × t_cold is an estimate: a little high when R is shorter than the
+   * cold prompt, a little low when longer. A question that reused tokens with no cold prefill
+   * measured under its key adds nothing here and counts in {@link unmeasuredReuses}.
+   */
+  prefillSavedMs: number;
+  /** Questions that reused tokens under a key with no cold prefill measured (not in {@link prefillSavedMs}). */
+  unmeasuredReuses: number;
+  /** The last cold prefill per cache key (the 16 most recent keys). */
+  coldPrefill: Record<string, ColdPrefill>;
   corruptRemoved: number;
   evicted: number;
   recent: QuestionRecord[];
@@ -115,51 +150,113 @@ export interface StoreStats {
   counters: StoreCounters;
 }
 
-const EMPTY_COUNTERS: StoreCounters = { fullHits: 0, partialHits: 0, misses: 0, continues: 0, tokensReused: 0, prefillMsSaved: 0, corruptRemoved: 0, evicted: 0, recent: [] };
+const emptyCounters = (): StoreCounters => ({
+  fullHits: 0,
+  partialHits: 0,
+  misses: 0,
+  continues: 0,
+  tokensReused: 0,
+  prefillSavedMs: 0,
+  unmeasuredReuses: 0,
+  coldPrefill: {},
+  corruptRemoved: 0,
+  evicted: 0,
+  recent: [],
+});
 const RECENT_QUESTIONS = 50;
+const COLD_KEYS = 16;
+/** A temporary file older than this is a dead writer's whatever its pid says [ms]. */
+const TEMP_MAX_AGE_MS = 10 * 60_000;
+/** How long a question waits for another question in the same thread [ms]. */
+const THREAD_LOCK_TIMEOUT_MS = 10 * 60_000;
+/** How long a store operation waits for the folder's lock [ms]. */
+const FOLDER_LOCK_TIMEOUT_MS = 10_000;
+/** writeFileAtomic's temporary files: `.<name>.<pid>.<ms>.tmp` (state-file.ts). */
+const TEMP_FILE = /^\..+\.(\d+)\.\d+\.tmp$/;
 
-/** File operations the store uses; tests inject failures through them. */
+/** File operations the store writes and deletes with; tests inject failures through them. */
 export interface StoreFs {
   writeFileAtomic(file: string, data: Uint8Array): void;
+  /** Removes a file (or a folder with what it holds); a missing one is no error. */
+  rm(file: string): void;
 }
+
+const REAL_FS: StoreFs = { writeFileAtomic, rm: (file) => fs.rmSync(file, { force: true, recursive: true }) };
 
 /** Options of {@link CacheStore.open}. */
 export interface StoreOptions {
   limits?: Partial<StoreLimits>;
   /** Receives each warning once (corrupt entry removed, caching turned off, …). */
   onWarning?: (message: string) => void;
-  fs?: StoreFs;
+  /** Replaces some of the file operations (the rest stay the real ones). */
+  fs?: Partial<StoreFs>;
+  /** Create the folder when it does not exist (default true; `reposnap stats` creates nothing). */
+  create?: boolean;
 }
+
+/** A cache operation that was asked for explicitly (`cache clear`) failed; the message is one line. */
+export class CacheError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CacheError';
+  }
+}
+
+/** The lock a question holds on its thread; see {@link CacheStore.lockThread}. */
+export interface ThreadLock {
+  /** Waits for the thread's save started under the lock, then releases it. */
+  release(): Promise<void>;
+}
+
+type Kind = 'prefix' | 'thread';
+type IndexOf<K extends Kind> = K extends 'prefix' ? PrefixIndex : ThreadIndex;
+const INDEX_SCHEMA = { prefix: PrefixIndexSchema, thread: ThreadIndexSchema };
 
 /** The most recent prefix snapshot of this process, by entry id (memory before disk). */
 let ramPrefix: { dir: string; id: string; snap: SessionSnapshot } | undefined;
 
-/** A workspace's cache. Methods never throw for cache trouble: they warn and degrade. */
+const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
+
+/** A workspace's cache. Methods never throw for cache trouble: they warn and degrade (except {@link clear}). */
 export class CacheStore {
   private enabled = true;
   private readonly warned = new Set<string>();
   private readonly limits: StoreLimits;
   private readonly io: StoreFs;
   private pending: Promise<unknown>[] = [];
+  /** Entries found damaged whose removal failed: skipped from then on (kind/stem). */
+  private readonly unremovable = new Set<string>();
+  /** The background save of each thread (awaited before its lock is released). */
+  private readonly threadSaves = new Map<string, Promise<unknown>>();
 
-  private constructor(readonly dir: string, private readonly options: StoreOptions) {
+  private constructor(
+    readonly dir: string,
+    private readonly options: StoreOptions,
+  ) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.io = options.fs ?? { writeFileAtomic };
+    this.io = { ...REAL_FS, ...options.fs };
   }
 
-  /** Opens (creating) the store in `dir`. A folder that cannot be created gives a disabled store. */
+  /**
+   * Opens the store in `dir`, creating it unless `create: false`. A folder that cannot be created
+   * (or a file in its place) gives a disabled store, with a warning.
+   */
   static open(dir: string, options: StoreOptions = {}): CacheStore {
     const store = new CacheStore(dir, options);
+    if (options.create === false) {
+      if (fs.existsSync(dir) && !isFolder(dir)) store.disable(`the cache folder ${dir} is not a folder: caching is off`);
+      return store;
+    }
     try {
       fs.mkdirSync(path.join(dir, 'prefix'), { recursive: true });
       fs.mkdirSync(path.join(dir, 'thread'), { recursive: true });
     } catch (e) {
-      store.disable(`cannot create the cache folder ${dir} (${(e as NodeJS.ErrnoException).code ?? e}): caching is off`);
+      store.disable(`cannot create the cache folder ${dir} (${errCode(e)}): caching is off`);
     }
     return store;
   }
 
-  /** False after a write error: nothing more is written in this process. */
+  /** False after a write error (or a damaged entry that could not be removed): nothing more is written in this process. */
   get isEnabled(): boolean {
     return this.enabled;
   }
@@ -175,39 +272,97 @@ export class CacheStore {
     this.warn(message);
   }
 
-  private file(kind: 'prefix' | 'thread', id: string, ext: 'rsnp' | 'json'): string {
+  /**
+   * The path of an entry's file. `id` must be a valid id of its kind (every caller passes an id
+   * checked against its file name, or a hashed thread id).
+   * @throws CacheError for any other id (a bug: no id from a file's contents reaches here).
+   */
+  private file(kind: Kind, id: string, ext: 'rsnp' | 'json' | 'lock'): string {
+    if (!ENTRY_ID[kind].test(id)) throw new CacheError(`refusing the cache entry name ${JSON.stringify(id.slice(0, 80))}`);
     return path.join(this.dir, kind, `${id}.${ext}`);
   }
 
-  /** Runs fn under the folder's lock (waits for another process's lock, up to ~10 s). */
+  /** Runs fn under the folder's lock (waits for a live holder up to 10 s; a dead holder's lock is taken over at once), after sweeping dead writers' temporary files. */
   private async locked<T>(fn: () => T | Promise<T>): Promise<T> {
-    const release = await lockfile.lock(this.dir, { retries: { retries: 50, minTimeout: 20, maxTimeout: 200 }, stale: 30_000, realpath: false });
+    const lock = await acquireLock(`${this.dir}.lock`, { timeoutMs: FOLDER_LOCK_TIMEOUT_MS });
     try {
+      this.sweepTemporaries();
       return await fn();
     } finally {
-      await release();
+      lock.release();
     }
   }
 
-  private readIndex<T extends PrefixIndex | ThreadIndex>(file: string): T | undefined {
+  /**
+   * Removes writeFileAtomic's temporary files whose writer is gone: its pid (in the name) no
+   * longer runs, or the file is older than 10 minutes. Runs under the folder's lock, which every
+   * writer of this folder holds while it writes.
+   */
+  private sweepTemporaries(): void {
+    for (const d of [this.dir, path.join(this.dir, 'prefix'), path.join(this.dir, 'thread')]) {
+      for (const name of safeReaddir(d)) {
+        const m = TEMP_FILE.exec(name);
+        if (!m) continue;
+        const file = path.join(d, name);
+        try {
+          const pid = Number(m[1]);
+          if ((pid !== process.pid && !pidAlive(pid)) || Date.now() - fs.lstatSync(file).mtimeMs > TEMP_MAX_AGE_MS) this.io.rm(file);
+        } catch {
+          // gone already, or not ours to remove: the next sweep tries again
+        }
+      }
+    }
+  }
+
+  /**
+   * The index `<kind>/<stem>.json`, checked: valid JSON of the index's shape whose id is `stem`
+   * (the file name). A damaged one is removed (warning once) and gives undefined, as does a
+   * missing one.
+   */
+  private readIndex<K extends Kind>(kind: K, stem: string): IndexOf<K> | undefined {
+    if (this.unremovable.has(`${kind}/${stem}`)) return undefined;
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      return undefined; // vanished (evicted by another process): not an error
-    }
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      this.removeCorrupt(file, 'its index is not valid JSON');
+      text = fs.readFileSync(path.join(this.dir, kind, `${stem}.json`), 'utf8');
+    } catch (e) {
+      if (errCode(e) === 'ENOENT') return undefined; // vanished (evicted by another process): not an error
+      this.removeCorrupt(kind, stem, `its index cannot be read (${errCode(e)})`);
       return undefined;
     }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      this.removeCorrupt(kind, stem, 'its index is not valid JSON');
+      return undefined;
+    }
+    const shape = checkShape<PrefixIndex | ThreadIndex>(INDEX_SCHEMA[kind], json);
+    if (!shape.ok) {
+      this.removeCorrupt(kind, stem, `its index has the wrong shape: ${shape.why}`);
+      return undefined;
+    }
+    if (shape.value.id !== stem) {
+      this.removeCorrupt(kind, stem, `its index names another entry, ${JSON.stringify(shape.value.id.slice(0, 40))}`);
+      return undefined;
+    }
+    return shape.value as IndexOf<K>;
   }
 
-  private removeCorrupt(file: string, why: string): void {
-    const base = file.replace(/\.(json|rsnp)$/, '');
-    for (const f of [`${base}.json`, `${base}.rsnp`]) fs.rmSync(f, { force: true });
-    this.warn(`removed a corrupted cache entry ${path.relative(this.dir, base)} (${why}); it will be rebuilt`);
+  /**
+   * Removes the damaged entry `<kind>/<stem>` (index and state; `stem` is a file name read from
+   * the folder) and warns once. When it cannot be removed, caching is turned off with one warning.
+   */
+  private removeCorrupt(kind: Kind, stem: string, why: string): void {
+    const name = `${kind}/${stem}`;
+    try {
+      for (const ext of ['json', 'rsnp']) this.io.rm(path.join(this.dir, kind, `${stem}.${ext}`));
+    } catch (e) {
+      this.unremovable.add(name);
+      this.disable(`the corrupted cache entry ${name} (${why}) cannot be removed (${errCode(e)}): caching is off for now; answers are not affected`);
+      return;
+    }
+    if (ramPrefix?.dir === this.dir && ramPrefix.id === stem) ramPrefix = undefined;
+    this.warn(`removed a corrupted cache entry ${name} (${why}); it will be rebuilt`);
     this.background(() =>
       this.bumpCounters((c) => {
         c.corruptRemoved++;
@@ -215,15 +370,15 @@ export class CacheStore {
     );
   }
 
-  /** Indexes of one kind. */
-  private list<T extends PrefixIndex | ThreadIndex>(kind: 'prefix' | 'thread'): T[] {
-    let names: string[];
-    try {
-      names = fs.readdirSync(path.join(this.dir, kind));
-    } catch {
-      return [];
+  /** Checked indexes of one kind. */
+  private list<K extends Kind>(kind: K): IndexOf<K>[] {
+    const out: IndexOf<K>[] = [];
+    for (const name of safeReaddir(path.join(this.dir, kind))) {
+      if (!name.endsWith('.json')) continue;
+      const index = this.readIndex(kind, name.slice(0, -'.json'.length));
+      if (index) out.push(index);
     }
-    return names.filter((n) => n.endsWith('.json')).map((n) => this.readIndex<T>(path.join(this.dir, kind, n))).filter((x): x is T => x !== undefined);
+    return out;
   }
 
   /**
@@ -233,7 +388,7 @@ export class CacheStore {
    */
   findPrefix(key: string, chain: readonly string[]): { index: PrefixIndex; matched: number } | undefined {
     let best: { index: PrefixIndex; matched: number } | undefined;
-    for (const index of this.list<PrefixIndex>('prefix')) {
+    for (const index of this.list('prefix')) {
       if (index.key !== key) continue;
       const k = commonCheckpoints(index.chain, chain);
       const matched = k * CHECKPOINT_TOKENS;
@@ -252,21 +407,23 @@ export class CacheStore {
    */
   loadPrefix(index: PrefixIndex): SessionSnapshot | undefined {
     if (ramPrefix && ramPrefix.dir === this.dir && ramPrefix.id === index.id) return ramPrefix.snap;
-    return this.readState(this.file('prefix', index.id, 'rsnp'));
+    return this.readState('prefix', index.id);
   }
 
-  private readState(file: string): SessionSnapshot | undefined {
+  private readState(kind: Kind, id: string): SessionSnapshot | undefined {
+    const file = this.file(kind, id, 'rsnp');
     let bytes: Buffer;
     try {
       bytes = fs.readFileSync(file);
-    } catch {
+    } catch (e) {
+      if (errCode(e) !== 'ENOENT') this.removeCorrupt(kind, id, `its state cannot be read (${errCode(e)})`);
       return undefined;
     }
     try {
       return decodeStateFile(bytes, path.relative(this.dir, file));
     } catch (e) {
       if (!(e instanceof StateFileError)) throw e;
-      this.removeCorrupt(file, e.message);
+      this.removeCorrupt(kind, id, e.message);
       return undefined;
     }
   }
@@ -292,25 +449,67 @@ export class CacheStore {
     return id;
   }
 
-  /** A thread's compressed state and transcript, or undefined. */
-  loadThread(id: string): { index: ThreadIndex; snap: SessionSnapshot } | undefined {
-    const index = this.readIndex<ThreadIndex>(this.file('thread', safeId(id), 'json'));
+  /**
+   * A thread's compressed state and transcript, or undefined. With `expect`, the state is
+   * cross-checked against its index and the current repository prefix before use: the index's
+   * cache key is `expect.key`, its repository prefix is as long as `expect.prefix`, and the
+   * state's tokens start with `expect.prefix`'s tokens (exact, O(prefix) integer compares). A
+   * thread that fails (copied from another repository's or model's cache, or made before the
+   * repository changed) is reported once and gives undefined: the caller re-snaps from the
+   * repository, and the thread's next save replaces the entry.
+   */
+  loadThread(id: string, expect?: { key: string; prefix: ArrayLike<number> }): { index: ThreadIndex; snap: SessionSnapshot } | undefined {
+    const sid = safeId(id);
+    const index = this.readIndex('thread', sid);
     if (!index) return undefined;
-    const snap = this.readState(this.file('thread', safeId(id), 'rsnp'));
+    const snap = this.readState('thread', sid);
     if (!snap) return undefined;
+    const why = expect && threadMismatch(index, snap, expect);
+    if (why) {
+      this.warn(`the compressed cache of thread ${id} does not belong to this repository's current prefix (${why}): re-snapping from the repository`);
+      return undefined;
+    }
     return { index, snap };
   }
 
   /** The transcript of a thread without its state (cheap), or undefined. */
   threadIndex(id: string): ThreadIndex | undefined {
-    return this.readIndex<ThreadIndex>(this.file('thread', safeId(id), 'json'));
+    return this.readIndex('thread', safeId(id));
+  }
+
+  /**
+   * Takes the thread's lock, across processes: a question holds it from reading the thread's
+   * transcript to saving it, so two questions in one thread at once keep both turns (the second
+   * waits, `onWait` is called once, and it reads the first one's turn). A holder that died is
+   * taken over at once. Waits up to 10 minutes for a live holder, then goes on without the lock
+   * (warning once); a store that is off, or a lock that cannot be created, goes on without it.
+   * @throws the signal's reason when it is aborted while waiting.
+   */
+  async lockThread(id: string, options: { signal?: AbortSignal; onWait?: () => void } = {}): Promise<ThreadLock> {
+    const unlocked: ThreadLock = { release: async () => {} };
+    if (!this.enabled) return unlocked;
+    const sid = safeId(id);
+    let lock: Lock;
+    try {
+      lock = await acquireLock(this.file('thread', sid, 'lock'), { timeoutMs: THREAD_LOCK_TIMEOUT_MS, signal: options.signal, onWait: () => options.onWait?.() });
+    } catch (e) {
+      if (options.signal?.aborted) throw e;
+      this.warn(`thread ${id} could not be locked (${errCode(e)}): a question asked in it at the same time may replace this turn`);
+      return unlocked;
+    }
+    return {
+      release: async () => {
+        await this.threadSaves.get(sid);
+        lock.release();
+      },
+    };
   }
 
   /** Saves a thread's compressed state and transcript in the background. */
   saveThread(index: Omit<ThreadIndex, 'kind' | 'bytes' | 'createdAt' | 'lastUsed' | 'hits'>, snap: SessionSnapshot): void {
     if (!this.enabled) return;
     const id = safeId(index.id);
-    this.background(async () => {
+    const saved = this.background(async () => {
       const bytes = encodeStateFile(snap.header, snap.tokens, snap.payload);
       const now = Date.now();
       const prev = this.threadIndex(id);
@@ -321,25 +520,33 @@ export class CacheStore {
       });
       await this.evict(new Set([`thread/${id}`]));
     });
+    this.threadSaves.set(id, saved);
+    void saved.finally(() => {
+      if (this.threadSaves.get(id) === saved) this.threadSaves.delete(id);
+    });
   }
 
   /** Marks an entry used (LRU order, hit count). */
-  touch(kind: 'prefix' | 'thread', id: string): void {
+  touch(kind: Kind, id: string): void {
     if (!this.enabled) return;
+    const sid = kind === 'thread' ? safeId(id) : id;
     this.background(() =>
       this.locked(() => {
-        const file = this.file(kind, safeId(id), 'json');
-        const index = this.readIndex<PrefixIndex | ThreadIndex>(file);
+        const index = this.readIndex(kind, sid);
         if (!index) return;
         index.lastUsed = Date.now();
         index.hits++;
-        this.io.writeFileAtomic(file, Buffer.from(JSON.stringify(index)));
+        this.io.writeFileAtomic(this.file(kind, sid, 'json'), Buffer.from(JSON.stringify(index)));
       }),
     );
   }
 
-  /** Adds one answered question to the counters. */
-  recordQuestion(q: QuestionRecord, prefillTokS: number): void {
+  /**
+   * Adds one answered question to the counters. A miss (the whole prompt prefilled cold) under
+   * `q.key` becomes that key's cold prefill measurement; a question that reused tokens adds
+   * reused × the key's cold time per token to {@link StoreCounters.prefillSavedMs}.
+   */
+  recordQuestion(q: QuestionRecord): void {
     if (!this.enabled) return;
     this.background(() =>
       this.bumpCounters((c) => {
@@ -348,18 +555,48 @@ export class CacheStore {
         else if (q.outcome === 'miss') c.misses++;
         else if (q.outcome === 'continue') c.continues++;
         c.tokensReused += q.reusedTokens;
-        if (prefillTokS > 0) c.prefillMsSaved += (1000 * q.reusedTokens) / prefillTokS;
+        if (q.key !== undefined && q.outcome === 'miss' && q.reusedTokens === 0 && q.prefilledTokens > 0 && q.prefillMs > 0) {
+          c.coldPrefill[q.key] = { msPerToken: q.prefillMs / q.prefilledTokens, tokens: q.prefilledTokens, at: q.at };
+          const keys = Object.entries(c.coldPrefill).sort((a, b) => b[1].at - a[1].at);
+          c.coldPrefill = Object.fromEntries(keys.slice(0, COLD_KEYS));
+        }
+        if (q.reusedTokens > 0) {
+          const cold = q.key === undefined ? undefined : c.coldPrefill[q.key];
+          if (cold) c.prefillSavedMs += q.reusedTokens * cold.msPerToken;
+          else c.unmeasuredReuses++;
+        }
         c.recent = [q, ...c.recent].slice(0, RECENT_QUESTIONS);
       }),
     );
   }
 
+  /**
+   * stats.json, checked. A damaged one is reported once and removed, and reads as fresh counters
+   * (with the removal counted); the next write rebuilds it.
+   */
   private counters(): StoreCounters {
+    const file = path.join(this.dir, 'stats.json');
+    let text: string;
     try {
-      return { ...EMPTY_COUNTERS, ...(JSON.parse(fs.readFileSync(path.join(this.dir, 'stats.json'), 'utf8')) as StoreCounters) };
+      text = fs.readFileSync(file, 'utf8');
     } catch {
-      return { ...EMPTY_COUNTERS, recent: [] };
+      return emptyCounters();
     }
+    let why: string;
+    try {
+      const shape = checkShape(StoreCountersSchema, JSON.parse(text));
+      if (shape.ok) return shape.value;
+      why = `the wrong shape: ${shape.why}`;
+    } catch {
+      why = 'not valid JSON';
+    }
+    this.warn(`removed the damaged cache counters stats.json (${why}); they start again from zero`);
+    try {
+      this.io.rm(file);
+    } catch {
+      // the next write replaces it (or fails and turns caching off)
+    }
+    return { ...emptyCounters(), corruptRemoved: 1 };
   }
 
   private bumpCounters(fn: (c: StoreCounters) => void): Promise<void> {
@@ -373,21 +610,38 @@ export class CacheStore {
 
   /** Entries, sizes and counters. */
   stats(): StoreStats {
-    const entries = [...this.list<PrefixIndex>('prefix'), ...this.list<ThreadIndex>('thread')];
+    const entries = [...this.list('prefix'), ...this.list('thread')];
     return { dir: this.dir, enabled: this.enabled, entries, totalBytes: entries.reduce((n, e) => n + e.bytes, 0), counters: this.counters() };
   }
 
-  /** Removes every entry and counter of this workspace. */
+  /**
+   * Removes every entry and counter of this workspace (a store whose folder does not exist has
+   * nothing to remove).
+   * @throws CacheError (one line: the folder, what could not be removed, the error code) when
+   *   the folder is a file, its lock cannot be taken, or a file cannot be removed.
+   */
   async clear(): Promise<void> {
     await this.flush();
     if (ramPrefix?.dir === this.dir) ramPrefix = undefined;
-    await this.locked(() => {
-      for (const kind of ['prefix', 'thread']) {
-        fs.rmSync(path.join(this.dir, kind), { recursive: true, force: true });
-        fs.mkdirSync(path.join(this.dir, kind), { recursive: true });
-      }
-      fs.rmSync(path.join(this.dir, 'stats.json'), { force: true });
-    });
+    if (!fs.existsSync(this.dir)) return;
+    if (!isFolder(this.dir)) throw new CacheError(`cannot clear the cache ${this.dir}: it is not a folder`);
+    let current = this.dir;
+    try {
+      await this.locked(() => {
+        for (const kind of ['prefix', 'thread']) {
+          for (const name of safeReaddir(path.join(this.dir, kind))) {
+            if (name.endsWith('.lock')) continue; // a question's thread lock: its holder removes it
+            current = path.join(this.dir, kind, name);
+            this.io.rm(current);
+          }
+        }
+        current = path.join(this.dir, 'stats.json');
+        this.io.rm(current);
+      });
+    } catch (e) {
+      const what = current === this.dir ? 'its lock cannot be taken' : `${path.relative(this.dir, current)} cannot be removed`;
+      throw new CacheError(`cannot clear the cache ${this.dir}: ${what} (${errCode(e)})`);
+    }
   }
 
   /**
@@ -396,7 +650,7 @@ export class CacheStore {
    */
   private async evict(keep: Set<string>): Promise<void> {
     await this.locked(() => {
-      const mine = [...this.list<PrefixIndex>('prefix'), ...this.list<ThreadIndex>('thread')].sort((a, b) => a.lastUsed - b.lastUsed);
+      const mine = [...this.list('prefix'), ...this.list('thread')].sort((a, b) => a.lastUsed - b.lastUsed);
       let total = mine.reduce((n, e) => n + e.bytes, 0);
       for (const e of mine) {
         if (total <= this.limits.maxWorkspaceBytes) break;
@@ -405,59 +659,87 @@ export class CacheStore {
         total -= e.bytes;
       }
     });
-    // the global cap: other workspaces' entries too (best effort, oldest first)
+    // the global cap: other workspaces' entries too (best effort, oldest first). Only indexes of
+    // the right shape count, and files are named from the folder listing, never from an index.
     const root = path.dirname(this.dir);
-    const all: { dir: string; e: PrefixIndex | ThreadIndex }[] = [];
+    const all: { dir: string; kind: Kind; stem: string; bytes: number; lastUsed: number }[] = [];
     for (const ws of safeReaddir(root)) {
       const dir = path.join(root, ws);
       for (const kind of ['prefix', 'thread'] as const) {
-        for (const n of safeReaddir(path.join(dir, kind)).filter((f) => f.endsWith('.json'))) {
+        for (const n of safeReaddir(path.join(dir, kind))) {
+          if (!n.endsWith('.json')) continue;
+          const stem = n.slice(0, -'.json'.length);
           try {
-            all.push({ dir, e: JSON.parse(fs.readFileSync(path.join(dir, kind, n), 'utf8')) });
+            const shape = checkShape<PrefixIndex | ThreadIndex>(INDEX_SCHEMA[kind], JSON.parse(fs.readFileSync(path.join(dir, kind, n), 'utf8')));
+            if (shape.ok && shape.value.id === stem) all.push({ dir, kind, stem, bytes: shape.value.bytes, lastUsed: shape.value.lastUsed });
           } catch {
-            // another process is rewriting it, or it is corrupt: its own store handles it
+            // another process is rewriting it, or it is damaged: its own store handles it
           }
         }
       }
     }
-    let total = all.reduce((n, x) => n + (x.e.bytes ?? 0), 0);
-    for (const { dir, e } of all.sort((a, b) => a.e.lastUsed - b.e.lastUsed)) {
+    let total = all.reduce((n, x) => n + x.bytes, 0);
+    for (const x of all.sort((a, b) => a.lastUsed - b.lastUsed)) {
       if (total <= this.limits.maxTotalBytes) break;
-      if (dir === this.dir && keep.has(`${e.kind}/${e.id}`)) continue;
-      for (const ext of ['json', 'rsnp']) fs.rmSync(path.join(dir, e.kind, `${e.id}.${ext}`), { force: true });
-      total -= e.bytes;
+      if (x.dir === this.dir && keep.has(`${x.kind}/${x.stem}`)) continue;
+      try {
+        for (const ext of ['json', 'rsnp']) this.io.rm(path.join(x.dir, x.kind, `${x.stem}.${ext}`));
+      } catch {
+        continue; // not ours to remove (another user's cache): it still counts
+      }
+      total -= x.bytes;
     }
   }
 
-  private removeEntry(kind: 'prefix' | 'thread', id: string): void {
-    fs.rmSync(this.file(kind, id, 'json'), { force: true });
-    fs.rmSync(this.file(kind, id, 'rsnp'), { force: true });
+  private removeEntry(kind: Kind, id: string): void {
+    this.io.rm(this.file(kind, id, 'json'));
+    this.io.rm(this.file(kind, id, 'rsnp'));
     if (ramPrefix?.dir === this.dir && ramPrefix.id === id) ramPrefix = undefined;
     const c = this.counters();
     c.evicted++;
-    try {
-      this.io.writeFileAtomic(path.join(this.dir, 'stats.json'), Buffer.from(JSON.stringify(c)));
-    } catch (e) {
-      this.onWriteError(e);
-    }
+    this.io.writeFileAtomic(path.join(this.dir, 'stats.json'), Buffer.from(JSON.stringify(c)));
   }
 
   private onWriteError(e: unknown): void {
-    const code = (e as NodeJS.ErrnoException).code ?? String(e);
-    this.disable(`the cache could not be written (${code}): caching is off for now; answers are not affected`);
+    this.disable(`the cache could not be written (${errCode(e)}): caching is off for now; answers are not affected`);
   }
 
-  private background(fn: () => Promise<unknown>): void {
+  private background(fn: () => Promise<unknown>): Promise<unknown> {
     const p = fn().catch((e) => this.onWriteError(e));
     this.pending.push(p);
     void p.finally(() => {
       this.pending = this.pending.filter((x) => x !== p);
     });
+    return p;
   }
 
   /** Waits for the background writes started so far. */
   async flush(): Promise<void> {
     while (this.pending.length > 0) await Promise.allSettled([...this.pending]);
+  }
+}
+
+/**
+ * Why a thread's state cannot continue the current question (see {@link CacheStore.loadThread}),
+ * or undefined when it can.
+ */
+function threadMismatch(index: ThreadIndex, snap: SessionSnapshot, expect: { key: string; prefix: ArrayLike<number> }): string | undefined {
+  if (index.key !== expect.key) return 'it was made with another model, engine or cache settings';
+  if (index.prefixTokens !== expect.prefix.length) return `its repository prefix has ${index.prefixTokens} tokens, the current one ${expect.prefix.length}`;
+  const t = snap.tokens;
+  if (t.length < expect.prefix.length) return `its state holds ${t.length} tokens, fewer than the repository prefix`;
+  for (let i = 0; i < expect.prefix.length; i++) {
+    if (t[i] !== expect.prefix[i]) return `its tokens differ from the repository prefix's at position ${i}`;
+  }
+  if (index.L > t.length) return `its index records ${index.L} prompt tokens, its state holds ${t.length}`;
+  return undefined;
+}
+
+function isFolder(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
   }
 }
 
@@ -471,5 +753,5 @@ function safeReaddir(dir: string): string[] {
 
 /** Thread ids come from users and webviews: keep them to safe file names. */
 function safeId(id: string): string {
-  return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 32);
+  return ENTRY_ID.thread.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 32);
 }

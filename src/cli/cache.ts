@@ -1,22 +1,36 @@
 /**
  * `reposnap stats` and `reposnap cache clear`: the workspace cache store's entries and counters.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
-import { CacheStore, type StoreStats } from '../cache/store';
-import { UsageError } from './usage';
+import { CacheError, CacheStore, type StoreStats } from '../cache/store';
+import { repoOption, UsageError } from './usage';
 
-function openStore(args: string[], extra: Record<string, { type: 'boolean' | 'string' }> = {}) {
+/**
+ * The store of `--repo` (default: the current folder) under `--cache-dir` (default: the cache
+ * root), opened without creating anything.
+ * @throws UsageError for bad arguments or a repository that does not exist (`cache clear` of a
+ *   missing repository still clears a cache folder left for it).
+ */
+function openStore(args: string[], extra: Record<string, { type: 'boolean' | 'string' }> = {}, allowMissingRepo = false) {
   let parsed;
   try {
     parsed = parseArgs({ args, options: { repo: { type: 'string' }, 'cache-dir': { type: 'string' }, ...extra } });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  const repo = path.resolve(parsed.values.repo ?? '.');
-  const dir = workspaceCacheDir((parsed.values['cache-dir'] as string | undefined) ?? defaultCacheRoot(), repo);
-  return { store: CacheStore.open(dir, { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) }), values: parsed.values };
+  const root = (parsed.values['cache-dir'] as string | undefined) ?? defaultCacheRoot();
+  let repo: string;
+  try {
+    repo = repoOption(parsed.values.repo as string | undefined);
+  } catch (e) {
+    repo = path.resolve((parsed.values.repo as string | undefined) ?? '.');
+    if (!allowMissingRepo || !fs.existsSync(workspaceCacheDir(root, repo))) throw e;
+  }
+  const dir = workspaceCacheDir(root, repo);
+  return { store: CacheStore.open(dir, { create: false, onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) }), values: parsed.values };
 }
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
@@ -29,7 +43,10 @@ const age = (ms: number) => {
 export function formatStoreStats(st: StoreStats): string {
   const c = st.counters;
   const lines = [`cache ${st.dir}${st.enabled ? '' : ' (disabled)'}: ${st.entries.length} entries, ${mib(st.totalBytes)}`];
-  lines.push(`questions: ${c.fullHits} full hits, ${c.partialHits} partial hits, ${c.misses} misses, ${c.continues} continued; ${c.tokensReused} tokens reused, ~${(c.prefillMsSaved / 1000).toFixed(1)} s of prefill saved`);
+  const unmeasured = c.unmeasuredReuses > 0 ? ` (${c.unmeasuredReuses} question${c.unmeasuredReuses === 1 ? '' : 's'} with no cold prefill of the same model and settings to measure against not counted)` : '';
+  lines.push(
+    `questions: ${c.fullHits} full hits, ${c.partialHits} partial hits, ${c.misses} misses, ${c.continues} continued; ${c.tokensReused} tokens reused, ~${(c.prefillSavedMs / 1000).toFixed(1)} s of prefill saved${unmeasured}`,
+  );
   for (const e of st.entries.sort((a, b) => b.lastUsed - a.lastUsed)) {
     if (e.kind === 'prefix') lines.push(`  prefix ${e.id}  ${e.tokens} tokens  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago  hits ${e.hits}`);
     else lines.push(`  thread ${e.id}  ${e.turns.length} turns  L=${e.L} B=${e.B} ratio=${(e.B / e.L).toFixed(2)}  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago`);
@@ -43,7 +60,7 @@ export function formatStoreStats(st: StoreStats): string {
   return lines.join('\n');
 }
 
-/** `reposnap stats [--repo dir] [--cache-dir dir] [--json]` */
+/** `reposnap stats [--repo dir] [--cache-dir dir] [--json]`: creates nothing; a missing repository is a usage error. */
 export async function runStats(args: string[]): Promise<number> {
   const { store, values } = openStore(args, { json: { type: 'boolean' } });
   const st = store.stats();
@@ -51,13 +68,22 @@ export async function runStats(args: string[]): Promise<number> {
   return 0;
 }
 
-/** `reposnap cache clear [--repo dir] [--cache-dir dir]` */
+/**
+ * `reposnap cache clear [--repo dir] [--cache-dir dir]`: exit 0, or 1 with one line on stderr
+ * when the cache cannot be cleared (a file in the folder's place, files that cannot be removed).
+ */
 export async function runCache(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'clear') throw new UsageError(`unknown cache command '${sub ?? ''}' (try: reposnap cache clear)`);
-  const { store } = openStore(rest);
-  const before = store.stats();
-  await store.clear();
-  process.stdout.write(`cleared ${before.entries.length} entries (${mib(before.totalBytes)}) from ${store.dir}\n`);
-  return 0;
+  const { store } = openStore(rest, {}, true);
+  try {
+    const before = store.stats();
+    await store.clear();
+    process.stdout.write(`cleared ${before.entries.length} entries (${mib(before.totalBytes)}) from ${store.dir}\n`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof CacheError)) throw e;
+    process.stderr.write(`reposnap: error: ${e.message}\n`);
+    return 1;
+  }
 }

@@ -134,10 +134,23 @@ function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /**
- * Answers one question. Calls `onEvent` for progress and each text piece.
+ * Answers one question. Calls `onEvent` for progress and each text piece. A question in a thread
+ * holds the thread's lock in the store (across processes) from reading the thread's turns to
+ * saving its own, so two questions in one thread at once keep both turns.
  * @throws EngineError for user-facing failures (context too small, …); AbortError on cancel.
  */
 export async function askRepository(req: AskRequest, onEvent: (e: AskEvent) => void): Promise<AskStats> {
+  const onWait = () => onEvent({ kind: 'notice', message: `waiting for another question in thread ${req.threadId} to be answered` });
+  const lock = req.store && req.threadId && !req.prepareOnly ? await req.store.lockThread(req.threadId, { signal: req.signal, onWait }) : undefined;
+  try {
+    return await answerQuestion(req, onEvent);
+  } finally {
+    await lock?.release();
+  }
+}
+
+/** {@link askRepository} without the thread's lock. */
+async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): Promise<AskStats> {
   const t0 = performance.now();
   const model = req.model;
   const contextSize = req.contextSize ?? defaultContextSize(model);
@@ -250,7 +263,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
   const tp = performance.now();
 
   // continue: the thread's compressed cache + this question, no re-snap
-  const thread = followUp === 'continue' && store && req.threadId && a.earlier.length > 0 ? store.loadThread(req.threadId) : undefined;
+  const thread = followUp === 'continue' && store && req.threadId && a.earlier.length > 0 ? store.loadThread(req.threadId, { key, prefix }) : undefined;
   let continued = false;
   if (thread) {
     try {
@@ -401,6 +414,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
       at: Date.now(),
       question: req.question.slice(0, 200),
       outcome,
+      key,
       L,
       B,
       reusedTokens: reused,
@@ -410,7 +424,6 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
       ttftMs,
       decodeTokS: stats.decodeTokS,
     },
-    stats.prefillTokS,
   );
   return stats;
 }
