@@ -1,7 +1,8 @@
 /**
  * The cache store on its own: prefix lookup by hash chain, RAM-then-disk loading, LRU eviction
  * by size, corrupted entries removed and reported once, and a write error (full disk) that
- * turns caching off without failing anything.
+ * turns caching off without failing anything; hostile ids and files of the wrong shape, damage
+ * that cannot be removed, and the prefill time saved.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -13,6 +14,7 @@ import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { createSession, type SessionSnapshot } from '../../src/engine/session';
 import { encodeStateFile, writeFileAtomic } from '../../src/engine/state-file';
+import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { checkTinyModel, STORY } from '../helpers/models';
 
 let model: EngineModel;
@@ -150,4 +152,162 @@ test('a write error (full disk) turns caching off with one warning and never thr
   // the real writer still works for others: nothing was left behind
   writeFileAtomic(path.join(root, 'ws-full', 'probe'), Buffer.from('x'));
   assert.deepEqual(fs.readdirSync(path.join(root, 'ws-full', 'prefix')), []);
+});
+
+/** A valid prefix index for `id` (hand-written, as the store writes it). */
+function prefixIndex(id: string, over: Record<string, unknown> = {}) {
+  return { kind: 'prefix', id, key: 'k', tokens: tokens.length, chain: hashChain(tokens), bytes: 100, createdAt: 1, lastUsed: 1, hits: 0, ...over };
+}
+function threadIndexJson(id: string, over: Record<string, unknown> = {}) {
+  return { kind: 'thread', id, key: 'k', turns: [{ question: 'q', answer: 'a', answerTokens: [1, 2] }], prefixTokens: 10, snap: null, L: 12, B: 12, bytes: 100, createdAt: 1, lastUsed: 1, hits: 0, ...over };
+}
+
+test("an index's id never names a file: ids come from file names and are checked before anything is deleted", async () => {
+  const base = path.join(root, 'ids');
+  const dir = path.join(base, 'cache', 'ws');
+  const other = path.join(base, 'cache', 'other-ws');
+  const victims = path.join(base, 'x');
+  fs.mkdirSync(victims, { recursive: true });
+  // files outside any cache, named by hostile ids relative to the folders that hold the indexes
+  for (const n of ['y', 'w', 'z', 'v']) {
+    fs.writeFileSync(path.join(victims, `${n}.rsnp`), 'not a state file: corrupt if read');
+    fs.writeFileSync(path.join(victims, `${n}.json`), '{}');
+  }
+  const warnings: string[] = [];
+  const store = CacheStore.open(dir, { onWarning: (m) => warnings.push(m), limits: { maxWorkspaceBytes: 1, maxTotalBytes: 1, maxRamBytes: 0 } });
+  fs.mkdirSync(path.join(other, 'prefix'), { recursive: true });
+  const hostile = {
+    [path.join(dir, 'prefix', 'evil.json')]: prefixIndex('../../../x/y'),
+    // the id equals no file name even when it is a valid id
+    [path.join(dir, 'prefix', '0123456789abcdef01234567.json')]: prefixIndex('fedcba9876543210fedcba98'),
+    [path.join(dir, 'thread', 'evil.json')]: threadIndexJson('../../../x/z'),
+    [path.join(other, 'prefix', 'evil.json')]: prefixIndex('../../../x/v', { kind: 'prefix' }),
+    [path.join(other, 'prefix', 'evil2.json')]: { ...prefixIndex('../../../x/w'), kind: '../../../x' },
+  };
+  for (const [f, json] of Object.entries(hostile)) fs.writeFileSync(f, JSON.stringify(json));
+
+  const found = store.findPrefix('k', hashChain(tokens));
+  if (found) store.loadPrefix(found.index); // the unfixed store loaded (and deleted) ../../../x/y.rsnp here
+  const thread = store.threadIndex('evil');
+  // eviction past both caps (1 byte) walks every index of this and the other workspace
+  store.savePrefix('k', hashChain(tokens.slice(0, 64)), await snapshotOf(tokens.slice(0, 64)));
+  await store.flush();
+  for (const n of ['y', 'w', 'z', 'v']) {
+    assert.ok(fs.existsSync(path.join(victims, `${n}.rsnp`)), `${n}.rsnp outside the cache was deleted`);
+    assert.ok(fs.existsSync(path.join(victims, `${n}.json`)), `${n}.json outside the cache was deleted`);
+  }
+  assert.equal(found, undefined, 'no hostile index is ever found');
+  assert.equal(thread, undefined);
+  assert.equal(fs.existsSync(path.join(dir, 'prefix', 'evil.json')), false, "this store's hostile indexes are removed as damaged");
+  assert.equal(fs.existsSync(path.join(dir, 'thread', 'evil.json')), false);
+  assert.equal(warnings.filter((w) => /removed a corrupted cache entry prefix\/evil /.test(w)).length, 1, warnings.join('\n'));
+  assert.ok(warnings.some((w) => /prefix\/0123456789abcdef01234567 .*names another entry/.test(w)), warnings.join('\n'));
+});
+
+test('index files and stats.json of the wrong shape are reported once, removed and rebuilt; nothing throws', async () => {
+  const valid = { prefix: prefixIndex('0123456789abcdef01234567'), thread: threadIndexJson('t1') };
+  const shapes: [string, (kind: 'prefix' | 'thread') => unknown][] = [
+    ['null', () => null],
+    ['an array', () => [1, 2]],
+    ['a string', () => 'prefix'],
+    ['a missing field', (k) => ({ ...valid[k], key: undefined })],
+    ['"chain": null / "turns": null', (k) => (k === 'prefix' ? { ...valid.prefix, chain: null } : { ...valid.thread, turns: null })],
+    ['a count as a string', (k) => ({ ...valid[k], bytes: '100' })],
+    ['a negative count', (k) => ({ ...valid[k], hits: -1 })],
+    ['a wrong kind', (k) => ({ ...valid[k], kind: k === 'prefix' ? 'thread' : 'prefix' })],
+    ['a bad nested entry', (k) => (k === 'prefix' ? { ...valid.prefix, chain: ['a', 3] } : { ...valid.thread, turns: [{ question: 'q', answer: null, answerTokens: [] }] })],
+  ];
+  const statsShapes: unknown[] = [null, { recent: null }, { ...JSON.parse('{"fullHits":0,"partialHits":0,"misses":0,"continues":0,"tokensReused":0,"corruptRemoved":0,"evicted":0}'), recent: [null] }, [], 7];
+  for (const [i, [label, make]] of shapes.entries()) {
+    const dir = path.join(root, `shapes-${i}`);
+    const warnings: string[] = [];
+    const store = CacheStore.open(dir, { onWarning: (m) => warnings.push(m) });
+    fs.writeFileSync(path.join(dir, 'prefix', '0123456789abcdef01234567.json'), JSON.stringify(make('prefix')));
+    fs.writeFileSync(path.join(dir, 'thread', 't1.json'), JSON.stringify(make('thread')));
+    fs.writeFileSync(path.join(dir, 'stats.json'), JSON.stringify(statsShapes[i % statsShapes.length]));
+    assert.equal(store.findPrefix('k', hashChain(tokens)), undefined, label);
+    assert.equal(store.threadIndex('t1'), undefined, label);
+    assert.equal(store.loadThread('t1'), undefined, label);
+    const st = store.stats();
+    assert.deepEqual(st.entries, [], label);
+    assert.equal(st.counters.fullHits, 0, label);
+    assert.deepEqual(st.counters.recent, [], label);
+    assert.equal(store.stats().entries.length, 0, label);
+    await store.flush();
+    assert.equal(warnings.length, 3, `${label}: one warning per damaged file:\n${warnings.join('\n')}`);
+    assert.match(warnings.find((w) => w.includes('prefix/'))!, /removed a corrupted cache entry prefix\/0123456789abcdef01234567 \(its index has the wrong shape: /);
+    assert.match(warnings.find((w) => w.includes('thread/'))!, /removed a corrupted cache entry thread\/t1 \(its index has the wrong shape: /);
+    assert.match(warnings.find((w) => w.includes('stats.json'))!, /removed the damaged cache counters stats.json \(the wrong shape/);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'prefix')), []);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'thread')), []);
+    // rebuilt: new entries and counters are written and read back
+    store.savePrefix('k', hashChain(tokens.slice(0, 64)), await snapshotOf(tokens.slice(0, 64)));
+    store.recordQuestion({ at: 1, question: 'q', outcome: 'miss', key: 'k', L: 64, B: 64, reusedTokens: 0, prefilledTokens: 64, prefillMs: 10, snapMs: 0, ttftMs: 12, decodeTokS: 5 });
+    await store.flush();
+    assert.equal(store.stats().entries.length, 1, label);
+    assert.equal(store.stats().counters.misses, 1, label);
+    assert.equal(warnings.length, 3, label);
+  }
+});
+
+test('a damaged entry that cannot be removed: the answer still comes without the cache, with one warning', async () => {
+  const dir = path.join(root, 'undeletable');
+  const repo = path.join(root, 'undeletable-repo');
+  fs.mkdirSync(repo, { recursive: true });
+  fs.writeFileSync(path.join(repo, 'story.txt'), STORY);
+  const base = { repo, model, contextSize: 1024, maxTokens: 4, snap: { ...DEFAULT_SNAP, window: 16, budget: 64 }, session: { threads: 1 } };
+  const first = CacheStore.open(dir, { limits: { maxRamBytes: 0 } });
+  await askRepository({ ...base, store: first, question: 'Who found the dog?' }, () => {});
+  await first.flush();
+  const [state] = fs.readdirSync(path.join(dir, 'prefix')).filter((f) => f.endsWith('.rsnp'));
+  const file = path.join(dir, 'prefix', state!);
+  fs.truncateSync(file, 100);
+
+  // as a read-only folder or another user's cache would: every removal fails
+  const eacces = () => {
+    throw Object.assign(new Error('permission denied'), { code: 'EACCES' });
+  };
+  const warnings: string[] = [];
+  const store = CacheStore.open(dir, { onWarning: (m) => warnings.push(m), fs: { writeFileAtomic, rm: eacces }, limits: { maxRamBytes: 0 } });
+  const s = await askRepository({ ...base, store, question: 'Who found the dog?' }, () => {});
+  await store.flush();
+  assert.equal(s.cache, 'miss', 'the damaged prefix is not used');
+  assert.equal(s.decodeTokens, 4, 'the answer came');
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0]!, /^the corrupted cache entry prefix\/[0-9a-f]{24} \(.*truncated.*\) cannot be removed \(EACCES\): caching is off/);
+  assert.equal(store.isEnabled, false);
+  assert.ok(fs.existsSync(file), 'the entry is still there (nothing could remove it)');
+  // asking again in the same process: still an answer, no second warning
+  await askRepository({ ...base, store, question: 'Where did Lily play?' }, () => {});
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+
+  // clearing a cache whose files cannot be removed: one line, an error the CLI reports as such
+  await assert.rejects(store.clear(), (e: Error) => {
+    assert.equal(e.name, 'CacheError');
+    assert.match(e.message, /^cannot clear the cache .*undeletable: prefix\/[0-9a-f]{24}\.(json|rsnp) cannot be removed \(EACCES\)$/);
+    return true;
+  });
+});
+
+test('prefill saved = reused tokens × the cold prefill time per token measured under the same key', async () => {
+  const store = CacheStore.open(path.join(root, 'saved'));
+  const q = { question: 'q', B: 64, snapMs: 1, ttftMs: 1, decodeTokS: 1 };
+  // a cold question under key A: 1,000 tokens prefilled in 2,000 ms → 2 ms/token
+  store.recordQuestion({ ...q, at: 1, outcome: 'miss', key: 'A', L: 1000, reusedTokens: 0, prefilledTokens: 1000, prefillMs: 2000 });
+  // a hit under A: 900 tokens reused, the question's 100 tokens prefilled in 400 ms (4 ms/token: short prefills cost more per token)
+  store.recordQuestion({ ...q, at: 2, outcome: 'hit', key: 'A', L: 1000, reusedTokens: 900, prefilledTokens: 100, prefillMs: 400 });
+  // a partial hit under A: 600 reused
+  store.recordQuestion({ ...q, at: 3, outcome: 'partial', key: 'A', L: 1000, reusedTokens: 600, prefilledTokens: 400, prefillMs: 1000 });
+  // key B (another model): cold at 0.5 ms/token, then a continue reusing 300
+  store.recordQuestion({ ...q, at: 4, outcome: 'miss', key: 'B', L: 800, reusedTokens: 0, prefilledTokens: 800, prefillMs: 400 });
+  store.recordQuestion({ ...q, at: 5, outcome: 'continue', key: 'B', L: 400, reusedTokens: 300, prefilledTokens: 20, prefillMs: 50 });
+  // key C: reuse with no cold measurement: not counted, reported
+  store.recordQuestion({ ...q, at: 6, outcome: 'hit', key: 'C', L: 500, reusedTokens: 450, prefilledTokens: 50, prefillMs: 30 });
+  await store.flush();
+  const c = store.stats().counters;
+  // by hand: 900 × 2 + 600 × 2 + 300 × 0.5 = 1800 + 1200 + 150 = 3150 ms
+  assert.equal(c.prefillSavedMs, 3150);
+  assert.equal(c.unmeasuredReuses, 1);
+  assert.equal(c.tokensReused, 900 + 600 + 300 + 450);
+  assert.deepEqual(c.coldPrefill, { A: { msPerToken: 2, tokens: 1000, at: 1 }, B: { msPerToken: 0.5, tokens: 800, at: 4 } });
 });
