@@ -23,6 +23,8 @@ export interface AnswerStats {
   decodeTokS: number;
   ttftMs: number;
   cache: CacheOutcome;
+  /** Earlier turns of the thread left out of the prompt (absent in answers saved before it existed). */
+  droppedTurns?: number;
 }
 
 /** One message of a thread. */
@@ -45,6 +47,8 @@ export interface ChatThread {
   title: string;
   createdAt: number;
   messages: ChatMessage[];
+  /** The engine thread this one was started from (`explain:<key>`): its turns are the start of this one's. */
+  forkedFrom?: string;
 }
 
 /** A thread in the thread list. */
@@ -151,10 +155,12 @@ export function formatMs(ms: number): string {
 
 /**
  * The badge line under an answer: `L 2,004 → B 1,024 (0.51) · prefill 1.6 s · snap 17 ms ·
- * decode 0.2 s · cache miss` (`full attention` instead of the ratio when SnapKV was off).
+ * decode 0.2 s · cache miss` (`full attention` instead of the ratio when SnapKV was off), then
+ * `· 3 oldest turns left out` when the thread was trimmed to leave the repository its share.
  */
 export function badgeText(s: AnswerStats): string {
   const n = (x: number) => x.toLocaleString('en-US');
   const kv = s.snap && s.B < s.L ? `L ${n(s.L)} → B ${n(s.B)} (${s.ratio.toFixed(2)})` : `L ${n(s.L)} → B ${n(s.B)} (full attention)`;
-  return [kv, `prefill ${formatMs(s.prefillMs)}`, `snap ${formatMs(s.snapMs)}`, `decode ${formatMs(s.decodeMs)}`, `cache ${s.cache}`].join(' · ');
+  const dropped = s.droppedTurns ? [`${s.droppedTurns} oldest turn${s.droppedTurns === 1 ? '' : 's'} left out`] : [];
+  return [kv, `prefill ${formatMs(s.prefillMs)}`, `snap ${formatMs(s.snapMs)}`, `decode ${formatMs(s.decodeMs)}`, `cache ${s.cache}`, ...dropped].join(' · ');
 }

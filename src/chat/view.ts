@@ -32,7 +32,7 @@ export function answerStats(s: WireAskStats): AnswerStats {
   return {
     L: s.L, B: s.B, ratio: s.ratio, snap: s.snap, files: s.files, packMs: s.packMs, prefillMs: s.prefillMs,
     prefillTokS: s.prefillTokS, snapMs: s.snapMs, decodeMs: s.decodeMs, decodeTokens: s.decodeTokens,
-    decodeTokS: s.decodeTokS, ttftMs: s.ttftMs, cache: s.cache,
+    decodeTokS: s.decodeTokS, ttftMs: s.ttftMs, cache: s.cache, ...(s.droppedTurns ? { droppedTurns: s.droppedTurns } : {}),
   };
 }
 
@@ -122,6 +122,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     try {
       const stats = await this.engine.ask({
         threadId: thread.id,
+        forkFrom: thread.forkedFrom,
         question,
         source: 'chat',
         signal: controller.signal,
@@ -158,9 +159,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.busy?.controller.abort();
   }
 
-  /** Starts a new thread, optionally seeded (an explanation continued in chat), and shows it. */
-  async newThread(seed: ChatMessage[] = [], title?: string): Promise<void> {
-    this.threads.newThread(seed, title);
+  /**
+   * Starts a new thread, optionally seeded (an explanation continued in chat, `forkedFrom` its
+   * engine thread so that the model sees the explanation too), and shows it.
+   */
+  async newThread(seed: ChatMessage[] = [], title?: string, forkedFrom?: string): Promise<void> {
+    this.threads.newThread(seed, title, forkedFrom);
     this.postState();
     await this.reveal();
     this.post({ type: 'focusInput' });

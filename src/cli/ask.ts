@@ -28,7 +28,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           how the budget is shared among layers and KV heads, same total (default uniform;
                           adakv and pyramid hold up to ~2x the cells: see bench/results/allocation.json)
   --no-snap               answer with full attention (no compression)
-  --context-size <n>      context size in tokens (default: the model's training context, at most 8192)
+  --context-size <n>      context size in tokens (default: the model's training context, at most 8192);
+                          refused above the training context and above what the KV cache needs vs free memory
+  --force-context-size    allow a context size above the model's training context (answers degrade past it)
   --max-tokens <n>        answer length limit (default 256)
   --temperature <t>       sampling temperature, 0 = greedy (default 0)
   --top-p <p>             nucleus sampling (default 1)
@@ -69,6 +71,7 @@ export async function runAsk(args: string[]): Promise<number> {
         allocation: { type: 'string' },
         'no-snap': { type: 'boolean' },
         'context-size': { type: 'string' },
+        'force-context-size': { type: 'boolean' },
         'max-tokens': { type: 'string' },
         temperature: { type: 'string' },
         'top-p': { type: 'string' },
@@ -173,6 +176,7 @@ export async function runAsk(args: string[]): Promise<number> {
         model,
         snap: { enabled: !o['no-snap'], window, budget, kernel, pooling, allocation },
         contextSize: o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64),
+        forceContextSize: o['force-context-size'] ?? false,
         maxTokens: intOption('max-tokens', o['max-tokens'], 256, 1),
         temperature: numberOption('temperature', o.temperature, 0, 0, 10),
         topP: numberOption('top-p', o['top-p'], 1, 0, 1),

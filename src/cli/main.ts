@@ -5,6 +5,7 @@
  */
 import { runAsk } from './ask';
 import { runCache, runStats } from './cache';
+import { formatError } from './errors';
 import { runPack } from './pack';
 import { UsageError } from './usage';
 
@@ -42,15 +43,14 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+main(argv).then(
   (code) => {
     process.exitCode = code;
   },
   (e: unknown) => {
     const err = e as Error;
-    const userFacing = err instanceof UsageError || ['EngineError', 'ModelLoadError', 'ContextOverflowError', 'SnapRefusedError', 'AbortError'].includes(err.name);
-    process.stderr.write(`reposnap: error: ${userFacing ? err.message : err.stack ?? String(err)}\n`);
-    if (err instanceof UsageError) process.stderr.write(`run 'reposnap --help' for usage\n`);
+    process.stderr.write(formatError(e, argv.includes('--json')));
     process.exitCode = err.name === 'AbortError' ? 130 : err instanceof UsageError ? 2 : 1;
   },
 );

@@ -14,6 +14,7 @@ export function formatStats(s: AskStats): string {
     `snap=${s.snap ? 'on' : 'off'}`,
     `files=${s.files}`,
     `skipped=${s.skipped}`,
+    ...(s.droppedTurns > 0 ? [`dropped_turns=${s.droppedTurns}`] : []),
     `pack_ms=${f(s.packMs)}`,
     `cache=${s.cache}`,
     `reused=${s.reusedTokens}`,

@@ -2,6 +2,7 @@
  * A loaded GGUF model: tokenizer, metadata, chat template. Wraps `llama_model`.
  */
 import fs from 'node:fs';
+import { readModelMetadata, type ModelMetadata } from '../models/metadata';
 import { ModelLoadError } from './errors';
 import { loadAddon, type NativeModel, type NativeModelInfo } from './native';
 
@@ -21,8 +22,10 @@ export interface ChatMessage {
 const GGUF_MAGIC = Buffer.from('GGUF', 'ascii');
 
 /**
- * Loads a GGUF model with llama.cpp (`llama_model_load_from_file`), on a worker thread.
- * @throws ModelLoadError when the file is missing, not a GGUF, or llama.cpp cannot load it.
+ * Loads a GGUF model with llama.cpp (`llama_model_load_from_file`), on a worker thread, after
+ * checking its header ({@link readModelMetadata}: values llama.cpp would abort the process on).
+ * @throws ModelLoadError when the file is missing, not a GGUF, its metadata is impossible, or
+ *   llama.cpp cannot load it.
  */
 export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<EngineModel> {
   let fd: number;
@@ -40,6 +43,7 @@ export async function loadModel(file: string, options: LoadModelOptions = {}): P
   } finally {
     fs.closeSync(fd);
   }
+  const meta = await readModelMetadata(file);
   const addon = loadAddon();
   let native: NativeModel;
   try {
@@ -47,7 +51,7 @@ export async function loadModel(file: string, options: LoadModelOptions = {}): P
   } catch (e) {
     throw new ModelLoadError((e as Error).message);
   }
-  return new EngineModel(file, native);
+  return new EngineModel(file, native, meta, options.gpuLayers ?? 0);
 }
 
 /** A loaded model. Dispose it when done (sessions keep it alive while they exist). */
@@ -55,7 +59,14 @@ export class EngineModel {
   /** Metadata (layers, heads, vocabulary, chat template), read once. */
   readonly info: NativeModelInfo;
 
-  constructor(readonly path: string, readonly native: NativeModel) {
+  constructor(
+    readonly path: string,
+    readonly native: NativeModel,
+    /** The GGUF header's hyperparameters (head sizes for memory estimates). */
+    readonly meta: ModelMetadata,
+    /** Layers offloaded to a GPU (0: the KV cache lives in host memory). */
+    readonly gpuLayers = 0,
+  ) {
     this.info = native.info();
   }
 

@@ -1,20 +1,22 @@
 /**
- * One question about a repository, end to end (DESIGN.md § 1):
+ * One question about a repository, end to end (README, "How it works"):
  * pack → restore the longest cached prefix (memory, then disk) → prefill the rest → append the
  * thread and the question → SnapKV → decode → save the new prefix (in the background) and the
  * thread. Follow-ups either re-snap from the uncompressed prefix (`resnap`, query-aware) or
  * append to the thread's compressed cache (`continue`, fastest).
  * Used by the CLI and the extension; knows nothing about either.
  */
+import os from 'node:os';
 import { hashChain } from '../cache/hash-chain';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
 import type { CacheOutcome, CacheStore, ThreadTurn } from '../cache/store';
 import { packRepository, type PackOptions, type PackResult } from '../context/pack';
 import { AbortError, EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
-import type { BudgetAllocation } from '../engine/native';
+import { estimateContextBytes } from '../engine/memory';
+import type { BudgetAllocation, KvCacheType } from '../engine/native';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
-import { concatTokens, promptLayout, threadTokens, tokenizeLayout } from '../prompt/prompt';
+import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../prompt/prompt';
 
 /** SnapKV settings of a question; `enabled: false` answers with full attention. */
 export interface SnapSettings {
@@ -30,11 +32,50 @@ export interface SnapSettings {
   allocation?: BudgetAllocation;
 }
 
-/** Defaults from the SnapKV paper and its reference implementation (DESIGN.md § 3). */
+/** Defaults from the SnapKV paper and its reference implementation (Li et al. 2024, sec. 4; README, "How it works"). */
 export const DEFAULT_SNAP: SnapSettings = { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform' };
 
 /** How a follow-up uses the thread: re-snap from the full prefix, or continue the compressed cache. */
 export type FollowUpMode = 'resnap' | 'continue';
+
+/** The request options an error message may tell the user to change. */
+export type AskOption = 'contextSize' | 'maxTokens';
+
+/**
+ * How each front end names an option in its error messages: the CLI's flags (the default), the
+ * extension's settings (`reposnap.contextSize`), so that a message never names what the user cannot set.
+ * `forceContextSize` names the override of the training-context guard, where the front end has one.
+ */
+export type OptionNames = Record<AskOption, string> & { forceContextSize?: string };
+
+/** The CLI's names: `--context-size`, `--max-tokens`, `--force-context-size`. */
+export const CLI_OPTION_NAMES: OptionNames = { contextSize: '--context-size', maxTokens: '--max-tokens', forceContextSize: '--force-context-size' };
+
+/** The context size is above the model's training context or what this machine's memory holds. */
+export class ContextSizeError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContextSizeError';
+  }
+}
+
+/** llama.cpp's `n_ctx` is a uint32 and cell indices are int32: no context is larger. */
+export const MAX_CONTEXT_SIZE = 2 ** 31 - 1;
+
+/**
+ * Share of the prompt (the context less the answer's `maxTokens`) always left to the repository
+ * prefix. A thread's earlier turns and the question use at most the rest; older turns are
+ * dropped first, whole.
+ */
+export const REPOSITORY_SHARE = 0.5;
+
+/** The question alone does not fit the room a question has (see {@link REPOSITORY_SHARE}). */
+export class QuestionTooLongError extends EngineError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'QuestionTooLongError';
+  }
+}
 
 /** Inputs of {@link askRepository}. */
 export interface AskRequest {
@@ -42,8 +83,10 @@ export interface AskRequest {
   question: string;
   model: EngineModel;
   snap: SnapSettings;
-  /** Context size [tokens]; default min(model's training context, 8192). */
+  /** Context size [tokens]; default min(model's training context, 8192). See {@link checkContextSize}. */
   contextSize?: number;
+  /** Allow a context size above the model's training context (answers degrade past it). Default false. */
+  forceContextSize?: boolean;
   maxTokens?: number;
   temperature?: number;
   topP?: number;
@@ -57,6 +100,15 @@ export interface AskRequest {
   store?: CacheStore;
   /** Thread the question belongs to (its earlier turns are in the store). */
   threadId?: string;
+  /**
+   * A thread whose turns a new thread starts from (an explanation continued in chat): used while
+   * `threadId` has no turns of its own yet; the first answer saves them under `threadId`.
+   */
+  forkFrom?: string;
+  /** Called after SnapKV compacted the cache, before decoding (tests and benchmarks read the kept positions). */
+  afterSnap?: (session: EngineSession) => void;
+  /** How error messages name options; default {@link CLI_OPTION_NAMES}. */
+  optionNames?: OptionNames;
   /** Default 'resnap'. */
   followUp?: FollowUpMode;
   /**
@@ -74,6 +126,7 @@ export type AskEvent =
   | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
   | { kind: 'snap'; L: number; B: number; ms: number; compacted: boolean }
+  | { kind: 'trimmed'; droppedTurns: number; keptTurns: number }
   | { kind: 'notice'; message: string }
   | { kind: 'token'; text: string };
 
@@ -81,11 +134,15 @@ export type AskEvent =
 export interface AskStats {
   /** Prompt tokens (repository prefix + thread + question). */
   L: number;
+  /** Tokens of the repository prefix (head + packed files), the part the cache store keeps uncompressed. */
+  prefixTokens: number;
   /** Cells kept per layer and KV head after SnapKV (L with full attention). */
   B: number;
   ratio: number;
   files: number;
   skipped: number;
+  /** Earlier turns of the thread left out of the prompt (oldest first) so that the repository keeps its share. */
+  droppedTurns: number;
   packMs: number;
   /** How the cache served the question. */
   cache: CacheOutcome;
@@ -125,6 +182,120 @@ export function questionReserve(contextSize: number): number {
   return Math.min(1024, Math.floor(contextSize / 8));
 }
 
+/** Inputs of {@link checkContextSize} besides the model and the size. */
+export interface ContextCheck {
+  /** Allow sizes above the training context. */
+  force: boolean;
+  kvCacheType: KvCacheType;
+  flashAttention: boolean;
+  /** SnapKV observation window, 0 without SnapKV. */
+  window: number;
+  /** Memory the context may take [bytes] (`os.freemem()`: MemAvailable on Linux). */
+  availableBytes: number;
+  names: OptionNames;
+}
+
+/**
+ * Refuses a context size before anything is allocated: not a positive integer up to
+ * {@link MAX_CONTEXT_SIZE}; above the model's training context (`<arch>.context_length`) unless
+ * forced; or when the KV cache and the largest compute buffer ({@link estimateContextBytes}, a lower
+ * bound) exceed the available memory (CPU models only: a GPU's memory is its own).
+ * @throws ContextSizeError naming the option to change.
+ */
+export function checkContextSize(model: EngineModel, contextSize: number, c: ContextCheck): void {
+  if (!Number.isInteger(contextSize) || contextSize < 1 || contextSize > MAX_CONTEXT_SIZE) {
+    throw new ContextSizeError(`the context size ${contextSize} is not a number of tokens from 1 to ${MAX_CONTEXT_SIZE}: change ${c.names.contextSize}`);
+  }
+  const train = model.meta.contextLength;
+  if (train > 0 && contextSize > train && !c.force) {
+    throw new ContextSizeError(
+      `the context size ${contextSize} is above the model's training context (${train} tokens), past which its answers degrade: lower ${c.names.contextSize}${c.names.forceContextSize ? ` (or pass ${c.names.forceContextSize})` : ''}`,
+    );
+  }
+  if (model.gpuLayers > 0) return;
+  const need = estimateContextBytes(model.meta, { contextSize, kvCacheType: c.kvCacheType, flashAttention: c.flashAttention, ubatch: 512, window: c.window });
+  if (need.total > c.availableBytes) {
+    const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+    throw new ContextSizeError(
+      `a context of ${contextSize} tokens needs at least ${gib(need.total)} (KV cache ${gib(need.kv)}, attention scores ${gib(need.compute)}) but ${gib(c.availableBytes)} of memory is available: lower ${c.names.contextSize}`,
+    );
+  }
+}
+
+/**
+ * Room for a thread's earlier turns and the question [tokens]: the prompt's share that the
+ * repository does not keep ({@link REPOSITORY_SHARE}), the prompt being the context less the
+ * answer's `maxTokens`.
+ * @throws EngineError when the answer and the prompt's head leave no room at all, naming the options to change.
+ */
+export function threadRoom(contextSize: number, headTokens: number, maxTokens: number, names: OptionNames = CLI_OPTION_NAMES): number {
+  const prompt = contextSize - maxTokens;
+  const room = Math.min(Math.floor(prompt * (1 - REPOSITORY_SHARE)), prompt - headTokens);
+  if (room <= 0) {
+    throw new EngineError(
+      `the context (${contextSize} tokens) leaves no room for a question once the answer's ${maxTokens} tokens are kept free: raise ${names.contextSize} or lower ${names.maxTokens}`,
+    );
+  }
+  return room;
+}
+
+/** The earlier turns of a thread (or of the thread it was forked from, while it has none of its own). */
+function threadHistory(store: CacheStore | undefined, threadId: string | undefined, forkFrom: string | undefined): ThreadTurn[] {
+  if (!store || !threadId) return [];
+  const own = store.threadIndex(threadId)?.turns ?? [];
+  if (own.length > 0 || !forkFrom) return own;
+  return store.threadIndex(forkFrom)?.turns ?? [];
+}
+
+/** The part of a thread that goes into the prompt (see {@link fitThread}). */
+export interface FittedThread {
+  /** The most recent earlier turns that fit, in order. */
+  turns: ThreadTurn[];
+  /** Earlier turns left out (the oldest ones). */
+  dropped: number;
+  /** Tokens of the kept turns and the question (what follows the repository). */
+  tokens: Int32Array;
+  /** Tokens of the question's own turn. */
+  questionTokens: number;
+  /** The room the thread had [tokens]. */
+  room: number;
+}
+
+/**
+ * Keeps the most recent whole turns of a thread that fit `room` tokens together with the
+ * question; older turns are dropped first.
+ * @throws QuestionTooLongError when the question alone does not fit.
+ */
+export function fitThread(
+  model: EngineModel,
+  layout: LayoutTokens,
+  history: readonly ThreadTurn[],
+  question: string,
+  room: number,
+  names: OptionNames = CLI_OPTION_NAMES,
+): FittedThread {
+  const current = threadTokens(model, layout, [{ question }]);
+  if (current.length > room) {
+    throw new QuestionTooLongError(
+      `the question takes ${current.length} tokens but the room for a question is ${room} tokens (half of the context less the answer's ${names.maxTokens}; the repository keeps the other half): shorten it or raise ${names.contextSize}`,
+    );
+  }
+  // a turn's tokens do not depend on its neighbours except for its opening (`between` for the
+  // first turn, `afterAnswer` after it), so count each kept turn with the opening it would get
+  let kept = 0;
+  let used = current.length - layout.between.length + layout.afterAnswer.length;
+  while (kept < history.length) {
+    const t = history[history.length - 1 - kept]!;
+    const n = layout.afterAnswer.length + model.tokenize(t.question).length + layout.tail.length + t.answerTokens.length;
+    if (used + n - layout.afterAnswer.length + layout.between.length > room) break;
+    used += n;
+    kept++;
+  }
+  const turns = history.slice(history.length - kept);
+  const tokens = threadTokens(model, layout, [...turns, { question }]);
+  return { turns, dropped: history.length - kept, tokens, questionTokens: current.length, room };
+}
+
 /** Length of the common prefix of two token sequences. */
 function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
   const n = Math.min(a.length, b.length);
@@ -156,23 +327,31 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
   const contextSize = req.contextSize ?? defaultContextSize(model);
   const maxTokens = req.maxTokens ?? 256;
   const store = req.store;
+  const names = req.optionNames ?? CLI_OPTION_NAMES;
+  checkContextSize(model, contextSize, {
+    force: req.forceContextSize ?? false,
+    kvCacheType: req.session?.kvCacheType ?? 'f16',
+    flashAttention: req.session?.flashAttention !== 'off',
+    window: req.snap.enabled ? req.snap.window : 0,
+    availableBytes: os.freemem(),
+    names,
+  });
 
   const layout = tokenizeLayout(model, promptLayout(model));
-  const earlier: ThreadTurn[] = (!req.prepareOnly && req.threadId && store?.threadIndex(req.threadId)?.turns) || [];
-  const turns = [...earlier, { question: req.question }];
-  const suffix = concatTokens([threadTokens(model, layout, turns)]);
+  const history = req.prepareOnly ? [] : threadHistory(store, req.threadId, req.forkFrom);
+  const fit = fitThread(model, layout, history, req.question, threadRoom(contextSize, layout.head.length, maxTokens, names), names);
+  const earlier = fit.turns;
+  if (fit.dropped > 0) {
+    onEvent({ kind: 'trimmed', droppedTurns: fit.dropped, keptTurns: earlier.length });
+    onEvent({ kind: 'notice', message: `the ${fit.dropped} oldest turn${fit.dropped === 1 ? '' : 's'} of the thread left the prompt so that the repository keeps half of the prompt` });
+  }
+  const suffix = fit.tokens;
   // the room kept for the thread and the question does not depend on this question's length, so
   // that every short question packs the same files (and finds the same cached prefix)
-  const questionRoom = Math.max(suffix.length, questionReserve(contextSize));
+  const questionRoom = Math.max(suffix.length, Math.min(questionReserve(contextSize), fit.room));
   const reserve = layout.head.length + questionRoom + maxTokens;
   const tokenBudget = contextSize - reserve;
-  if (tokenBudget < 0) {
-    throw new EngineError(
-      `the context (${contextSize} tokens) is too small for the question${earlier.length ? ', the thread' : ''} and the answer (${reserve} tokens): raise --context-size or lower --max-tokens`,
-    );
-  }
-  const current = threadTokens(model, layout, [{ question: req.question }]);
-  if (req.snap.enabled && earlier.length === 0 && current.length < req.snap.window) {
+  if (req.snap.enabled && earlier.length === 0 && fit.questionTokens < req.snap.window) {
     onEvent({ kind: 'notice', message: `the question is shorter than the observation window (${req.snap.window} tokens): the window also covers the end of the repository` });
   }
 
@@ -197,7 +376,7 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
 
   const session = createSession(model, { ...req.session, contextSize, snapWindow: req.snap.enabled ? req.snap.window : 0 });
   try {
-    return await answer({ session, req, prefix, suffix, pack, packMs, t0, maxTokens, earlier, layout, onEvent });
+    return await answer({ session, req, prefix, suffix, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
   } finally {
     session.dispose();
   }
@@ -208,10 +387,12 @@ function prepared(a: AnswerArgs, cache: CacheOutcome, reused: number, prefilled:
   const st = a.session.stats();
   return {
     L: a.prefix.length,
+    prefixTokens: a.prefix.length,
     B: a.prefix.length,
     ratio: 1,
     files: a.pack.files.length,
     skipped: a.pack.skipped.length,
+    droppedTurns: 0,
     packMs: a.packMs,
     cache,
     reusedTokens: reused,
@@ -244,7 +425,12 @@ interface AnswerArgs {
   packMs: number;
   t0: number;
   maxTokens: number;
+  /** The thread's turns in the prompt (the most recent ones that fit). */
   earlier: ThreadTurn[];
+  /** Turns left out of the prompt, oldest first. */
+  dropped: number;
+  /** Every earlier turn of the thread (saved back with the new one). */
+  history: ThreadTurn[];
   layout: ReturnType<typeof tokenizeLayout>;
   onEvent: (e: AskEvent) => void;
 }
@@ -263,7 +449,8 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
   const tp = performance.now();
 
   // continue: the thread's compressed cache + this question, no re-snap
-  const thread = followUp === 'continue' && store && req.threadId && a.earlier.length > 0 ? store.loadThread(req.threadId, { key, prefix }) : undefined;
+  // (a trimmed thread re-snaps: its compressed cache still holds the turns that left the prompt)
+  const thread = followUp === 'continue' && store && req.threadId && a.earlier.length > 0 && a.dropped === 0 ? store.loadThread(req.threadId, { key, prefix }) : undefined;
   let continued = false;
   if (thread) {
     try {
@@ -296,9 +483,12 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
           const tr = performance.now();
           await session.restore(snap, 'cached prefix');
           const matched = commonPrefix(snap.tokens, prefix);
-          if (matched < session.position) session.truncate(matched);
+          // SnapKV scores with the queries of the last w prompt tokens, captured only while they
+          // are prefilled: a restored prefix that reaches into the window gives those tokens back
+          const keep = snapNow ? Math.min(matched, Math.max(0, prefix.length + suffix.length - req.snap.window)) : matched;
+          if (keep < session.position) session.truncate(keep);
           restoreMs = performance.now() - tr;
-          reused = matched;
+          reused = keep;
           outcome = matched === prefix.length ? 'hit' : 'partial';
           store!.touch('prefix', found.index.id);
         } catch (e) {
@@ -338,6 +528,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
       B = r.B;
       snapMs = r.ms;
       onEvent({ kind: 'snap', L: r.L, B: r.B, ms: r.ms, compacted: r.compacted });
+      req.afterSnap?.(session);
     } catch (e) {
       if (!(e instanceof EngineError)) throw e;
       onEvent({ kind: 'notice', message: `${e.message}; answering with full attention` });
@@ -370,10 +561,12 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
 
   const stats: AskStats = {
     L,
+    prefixTokens: prefix.length,
     B,
     ratio: B / L,
     files: a.pack.files.length,
     skipped: a.pack.skipped.length,
+    droppedTurns: a.dropped,
     packMs: a.packMs,
     cache: outcome,
     reusedTokens: reused,
@@ -400,7 +593,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
       {
         id: req.threadId,
         key,
-        turns: [...a.earlier, { question: req.question, answer: text, answerTokens }],
+        turns: [...a.history, { question: req.question, answer: text, answerTokens }],
         prefixTokens: prefix.length,
         snap: req.snap.enabled ? snapParams(req.snap) : null,
         L,

@@ -13,10 +13,15 @@ export const SYSTEM_PROMPT =
   'The repository follows, one file per section: the file path on its own line, then the file in a fenced block. ' +
   'Answer the question after the repository. Cite files as path:line where it helps.';
 
-const REPO = '\u0000REPOSNAP_REPOSITORY\u0000';
-const QUESTION = '\u0000REPOSNAP_QUESTION\u0000';
-const ANSWER = '\u0000REPOSNAP_ANSWER\u0000';
-const NEXT = '\u0000REPOSNAP_NEXT_QUESTION\u0000';
+/**
+ * Placeholders rendered through the template and then split on. Delimited by a private-use
+ * character, not NUL: llama_chat_apply_template takes C strings, so a NUL ended each message at
+ * its first placeholder, no placeholder came back, and every model fell back to the plain layout.
+ */
+const REPO = '\uE000REPOSNAP_REPOSITORY\uE000';
+const QUESTION = '\uE000REPOSNAP_QUESTION\uE000';
+const ANSWER = '\uE000REPOSNAP_ANSWER\uE000';
+const NEXT = '\uE000REPOSNAP_NEXT_QUESTION\uE000';
 
 /** The template text around the repository and the question. */
 export interface PromptLayout {
@@ -109,12 +114,12 @@ export function threadTokens(
   layout: LayoutTokens,
   turns: readonly { question: string; answerTokens?: readonly number[] }[],
 ): Int32Array {
-  const out: number[] = [];
+  const parts: ArrayLike<number>[] = [];
   turns.forEach((t, i) => {
-    out.push(...(i === 0 ? layout.between : layout.afterAnswer), ...model.tokenize(t.question), ...layout.tail);
-    if (t.answerTokens) out.push(...t.answerTokens);
+    parts.push(i === 0 ? layout.between : layout.afterAnswer, model.tokenize(t.question), layout.tail);
+    if (t.answerTokens) parts.push(t.answerTokens);
   });
-  return Int32Array.from(out);
+  return concatTokens(parts);
 }
 
 /** Concatenates token arrays. */
@@ -122,7 +127,7 @@ export function concatTokens(parts: readonly ArrayLike<number>[]): Int32Array {
   const out = new Int32Array(parts.reduce((n, a) => n + a.length, 0));
   let o = 0;
   for (const a of parts) {
-    out.set(Array.from(a), o);
+    out.set(a, o); // typed arrays and arrays alike, without spreading (a 100K-token question is one part)
     o += a.length;
   }
   return out;

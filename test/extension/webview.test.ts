@@ -62,6 +62,10 @@ const stats: AnswerStats = {
 test('the badge: L → B (ratio), prefill, snap and decode times, cache outcome', () => {
   assert.equal(badgeText(stats), 'L 2,004 → B 1,024 (0.51) · prefill 1.6 s · snap 17 ms · decode 122 ms · cache miss');
   assert.equal(badgeText({ ...stats, B: 300, L: 300, ratio: 1, snap: false, cache: 'hit' }), 'L 300 → B 300 (full attention) · prefill 1.6 s · snap 17 ms · decode 122 ms · cache hit');
+  assert.equal(
+    badgeText({ ...stats, droppedTurns: 3 }),
+    'L 2,004 → B 1,024 (0.51) · prefill 1.6 s · snap 17 ms · decode 122 ms · cache miss · 3 oldest turns left out',
+  );
   assert.equal(formatMs(125_000), '2 min 5 s');
 });
 

@@ -1,0 +1,35 @@
+/**
+ * How the CLI reports a failure: one line for the user (a stack only for an unexpected error), or
+ * with `--json` one JSON object with a stable `error.code`, so that scripts can branch on it.
+ */
+import { UsageError } from './usage';
+
+/** Stable `error.code` of each user-facing error class (the `--json` error object). */
+export const ERROR_CODES: Record<string, string> = {
+  UsageError: 'usage',
+  EngineError: 'engine',
+  ModelLoadError: 'model_load',
+  ModelResolveError: 'model_resolve',
+  ContextOverflowError: 'context_overflow',
+  ContextSizeError: 'context_size',
+  QuestionTooLongError: 'question_too_long',
+  SnapRefusedError: 'snap_refused',
+  StateFileError: 'state_file',
+  PatternError: 'invalid_pattern',
+  AbortError: 'cancelled',
+};
+
+/**
+ * What the CLI prints for a failure: `reposnap: error: <message>` (a stack only for an
+ * unexpected error), or with `--json` one object `{"error":{"code","message"}}` on one line, `code`
+ * one of {@link ERROR_CODES}' values or `internal`.
+ */
+export function formatError(e: unknown, json: boolean): string {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const code = ERROR_CODES[err.name] ?? 'internal';
+  if (json) return `${JSON.stringify({ error: { code, message: err.message } })}\n`;
+  const lines = [`reposnap: error: ${code === 'internal' ? err.stack ?? err.message : err.message}`];
+  if (err instanceof UsageError) lines.push(`run 'reposnap --help' for usage`);
+  return `${lines.join('\n')}\n`;
+}
+

@@ -1,0 +1,100 @@
+/**
+ * A model's GGUF metadata, read (node-llama-cpp's `readGgufFileInfo`, header only) and checked
+ * before llama.cpp loads the file: llama.cpp aborts the process (GGML_ASSERT) on some impossible
+ * values instead of failing the load (e.g. `block_count` 0 or above its `LLAMA_MAX_LAYERS`, 512),
+ * so what its loader asserts on is refused here with a clear error first.
+ */
+import { ModelLoadError } from '../engine/errors';
+
+/** `LLAMA_MAX_LAYERS` (llama.cpp `src/llama-hparams.h`): per-layer arrays are this long. */
+export const LLAMA_MAX_LAYERS = 512;
+
+/** The hyperparameters RepoSnap reads from a GGUF header (`<arch>.*` keys). */
+export interface ModelMetadata {
+  architecture: string;
+  /** `<arch>.block_count`: transformer layers. */
+  blockCount: number;
+  /** `<arch>.context_length`: the training context [tokens]; 0 when absent. */
+  contextLength: number;
+  /** `<arch>.embedding_length` [channels]. */
+  embeddingLength: number;
+  /** `<arch>.attention.head_count`: query heads (the largest, when given per layer). */
+  headCount: number;
+  /** `<arch>.attention.head_count_kv`: KV heads (the largest, when given per layer; default headCount). */
+  headCountKv: number;
+  /** `<arch>.attention.key_length`: K head size [channels] (default embeddingLength / headCount). */
+  keyLength: number;
+  /** `<arch>.attention.value_length`: V head size [channels] (default keyLength). */
+  valueLength: number;
+  /** Tensors whose name says which layer they belong to (`blk.<i>.…`): the highest i + 1. */
+  tensorLayers: number;
+}
+
+const isCount = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0;
+
+/** A number, or the largest of a per-layer array of numbers; undefined when absent or malformed. */
+function countOf(x: unknown): number | undefined {
+  if (isCount(x)) return x;
+  if (Array.isArray(x) && x.length > 0 && x.every(isCount)) return Math.max(...x);
+  return undefined;
+}
+
+/**
+ * Reads and checks a model's GGUF header.
+ * @throws ModelLoadError when the header cannot be read or holds values llama.cpp's loader would
+ *   assert on (no architecture, 0 or more than 512 layers, layer tensors that disagree with
+ *   `block_count`, no heads, KV heads that do not divide the query heads, no embedding).
+ */
+export async function readModelMetadata(file: string): Promise<ModelMetadata> {
+  let info;
+  try {
+    const { readGgufFileInfo } = await import('node-llama-cpp');
+    info = await readGgufFileInfo(file, { readTensorInfo: true, logWarnings: false });
+  } catch (e) {
+    throw new ModelLoadError(`cannot read the GGUF header of '${file}': ${(e as Error).message}`);
+  }
+  const md = info.metadata as unknown as Record<string, unknown> & { general?: { architecture?: unknown } };
+  const arch = md.general?.architecture;
+  if (typeof arch !== 'string' || !arch) throw new ModelLoadError(`'${file}' names no architecture (general.architecture)`);
+  const a = (md[arch] ?? {}) as Record<string, unknown> & { attention?: Record<string, unknown> };
+  const att = a.attention ?? {};
+  let tensorLayers = 0;
+  for (const t of info.tensorInfo ?? []) {
+    const m = /^blk\.(\d+)\./.exec(t.name);
+    if (m) tensorLayers = Math.max(tensorLayers, Number(m[1]) + 1);
+  }
+  const headCount = countOf(att.head_count) ?? 0;
+  const embeddingLength = countOf(a.embedding_length) ?? 0;
+  const keyLength = countOf(att.key_length) ?? (headCount > 0 ? Math.floor(embeddingLength / headCount) : 0);
+  const meta: ModelMetadata = {
+    architecture: arch,
+    blockCount: countOf(a.block_count) ?? -1,
+    contextLength: countOf(a.context_length) ?? 0,
+    embeddingLength,
+    headCount,
+    headCountKv: countOf(att.head_count_kv) ?? headCount,
+    keyLength,
+    valueLength: countOf(att.value_length) ?? keyLength,
+    tensorLayers,
+  };
+  checkModelMetadata(meta, file);
+  return meta;
+}
+
+/**
+ * Refuses metadata that llama.cpp's loader would abort on, or that cannot describe a model.
+ * @throws ModelLoadError naming the key and the value.
+ */
+export function checkModelMetadata(m: ModelMetadata, file: string): void {
+  const bad = (what: string) => new ModelLoadError(`'${file}' is not a model llama.cpp can load: ${what}`);
+  const key = (k: string) => `${m.architecture}.${k}`;
+  if (m.blockCount < 1 || m.blockCount > LLAMA_MAX_LAYERS) throw bad(`${key('block_count')} is ${m.blockCount < 0 ? 'missing' : m.blockCount} (1 to ${LLAMA_MAX_LAYERS} layers)`);
+  if (m.tensorLayers > m.blockCount) throw bad(`it holds tensors of ${m.tensorLayers} layers but ${key('block_count')} says ${m.blockCount}`);
+  if (m.embeddingLength < 1) throw bad(`${key('embedding_length')} is missing or 0`);
+  // recurrent models (Mamba, RWKV) have no attention heads: nothing more to check for them
+  if (m.headCount === 0) return;
+  if (m.headCountKv > m.headCount || (m.headCountKv > 0 && m.headCount % m.headCountKv !== 0)) {
+    throw bad(`${key('attention.head_count_kv')} (${m.headCountKv}) does not divide ${key('attention.head_count')} (${m.headCount})`);
+  }
+  if (m.keyLength < 1 || m.valueLength < 1) throw bad(`the attention head size is 0 (${key('attention.key_length')}, ${key('embedding_length')} / head count)`);
+}
