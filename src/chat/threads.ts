@@ -59,8 +59,12 @@ export class ThreadStore {
     return this.data.threads.find((t) => t.id === id);
   }
 
-  /** Starts a new thread and makes it active (the active one is reused when still empty). */
-  newThread(seed: ChatMessage[] = [], title?: string): ChatThread {
+  /**
+   * Starts a new thread and makes it active (the active one is reused when still empty).
+   * `forkedFrom` names the engine thread whose turns (question, answer tokens) the seed shows,
+   * so that the model sees them too.
+   */
+  newThread(seed: ChatMessage[] = [], title?: string, forkedFrom?: string): ChatThread {
     let t = this.active;
     if (t.messages.length > 0 || seed.length > 0) {
       t = emptyThread();
@@ -68,6 +72,8 @@ export class ThreadStore {
       this.data.threads.splice(MAX_THREADS);
     }
     t.messages.push(...seed);
+    if (forkedFrom) t.forkedFrom = forkedFrom;
+    else delete t.forkedFrom;
     if (title) t.title = title;
     else if (seed[0]) t.title = titleOf(seed[0].text);
     this.data.activeId = t.id;

@@ -12,7 +12,7 @@ import { answerStats, progressOf, type ChatViewProvider } from '../chat/view';
 import { AbortError } from '../engine/errors';
 import type { EngineService } from '../host/service';
 import type { WireAskStats } from '../host/protocol';
-import { explainQuestion } from './question';
+import { explainQuestion, explainThreadId } from './question';
 
 /** The comment controller's id (menus' `commentController ==` clauses). */
 export const EXPLAIN_CONTROLLER_ID = 'reposnap.explain';
@@ -95,7 +95,7 @@ export class ExplainController implements vscode.Disposable {
     };
     try {
       ex.stats = await this.engine.ask({
-        threadId: `explain:${key}`,
+        threadId: explainThreadId(key),
         question,
         source: 'explain',
         signal: ex.controller.signal,
@@ -128,7 +128,7 @@ export class ExplainController implements vscode.Disposable {
       { id: messageId(), role: 'user', text: ex.question },
       { id: messageId(), role: 'assistant', text: ex.text, ...(ex.stats ? { stats: answerStats(ex.stats) } : { cancelled: true }) },
     ];
-    await this.chat.newThread(seed, ex.title);
+    await this.chat.newThread(seed, ex.title, ex.stats ? explainThreadId(ex.key) : undefined);
   }
 
   /** Stops a streaming explanation. */

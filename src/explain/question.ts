@@ -28,3 +28,11 @@ export function explainQuestion(s: Snippet): string {
   const lines = s.startLine === s.endLine ? `line ${s.startLine}` : `lines ${s.startLine}-${s.endLine}`;
   return `Explain ${what} (${lines}) in the context of the whole repository: what it does, how it is used, and what depends on it.\n\n${fence}${s.languageId}\n${code}\n${fence}`;
 }
+
+/**
+ * The engine thread of an explanation (`explain:<key>`, key = the explained range). "Continue in
+ * chat" starts a chat thread forked from it, so that the follow-up's prompt holds the explanation.
+ */
+export function explainThreadId(key: string): string {
+  return `explain:${key}`;
+}

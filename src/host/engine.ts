@@ -6,7 +6,7 @@
  */
 import { CacheStore } from '../cache/store';
 import { loadModel, type EngineModel } from '../engine/model';
-import { askRepository, type AskEvent, type AskRequest, type AskStats } from '../pipeline/ask';
+import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
 import type { FollowUpMode } from '../config/settings';
 import {
   cacheOutcome,
@@ -36,6 +36,9 @@ export type Answerer = (req: HostAskRequest, onEvent: (e: AskEvent) => void) => 
 /** The pipeline the engine runs. */
 export const answer: Answerer = askRepository;
 
+/** The extension's names for what error messages ask the user to change: its settings, never CLI flags. */
+export const SETTING_NAMES: OptionNames = { contextSize: 'the reposnap.contextSize setting', maxTokens: 'the reposnap.maxTokens setting' };
+
 /** One store per cache folder, opened on first use (warnings go to the engine's stderr log). */
 const stores = new Map<string, CacheStore>();
 function storeFor(dir: string | undefined): CacheStore | undefined {
@@ -62,6 +65,8 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     session: { flashAttention: s.flashAttention, kvCacheType: s.kvCacheType },
     signal,
     threadId: params.threadId,
+    forkFrom: params.forkFrom,
+    optionNames: SETTING_NAMES,
     followUp: s.followUpMode,
     followUpMode: s.followUpMode,
     include: s.include,

@@ -21,6 +21,8 @@ export interface ModelSpec {
 export interface AskParams {
   /** The chat thread (or explanation) the question belongs to; the cache store keys follow-ups on it. */
   threadId: string;
+  /** The thread whose turns `threadId` starts from while it has none (an explanation continued in chat). */
+  forkFrom?: string;
   /** Absolute path of the repository (workspace folder) to pack. */
   repo: string;
   question: string;
@@ -113,6 +115,7 @@ export function parseToHost(x: unknown): ToHost | undefined {
       if (!isStr(p.threadId) || !isStr(p.repo) || !isStr(p.question) || !isObj(p.model) || !isObj(p.settings)) return undefined;
       if (!isStr(p.model.path) || !isNum(p.model.gpuLayers)) return undefined;
       if (p.cacheDir !== undefined && !isStr(p.cacheDir)) return undefined;
+      if (p.forkFrom !== undefined && !isStr(p.forkFrom)) return undefined;
       if (p.prepareOnly !== undefined && typeof p.prepareOnly !== 'boolean') return undefined;
       return x as unknown as ToHost;
     }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import type { Settings } from '../config/accessor';
-import { ENGINE_RESTART_KEYS, MODEL_KEYS, type ReposnapSettings } from '../config/settings';
+import { ENGINE_RESTART_KEYS, MODEL_KEYS, withFilesExclude, type ReposnapSettings } from '../config/settings';
 import { AbortError } from '../engine/errors';
 import { recordedFile } from '../models/checksum';
 import { selectEngineBuild, type EngineBuild } from '../models/gpu';
@@ -22,6 +22,8 @@ import type { WireAskEvent, WireAskStats } from './protocol';
 /** One question from a feature. */
 export interface ServiceAsk {
   threadId: string;
+  /** The thread whose turns a new thread starts from (an explanation continued in chat). */
+  forkFrom?: string;
   question: string;
   source: 'chat' | 'explain';
   signal?: AbortSignal;
@@ -87,14 +89,14 @@ export class EngineService implements vscode.Disposable {
   async ask(q: ServiceAsk): Promise<WireAskStats> {
     const folder = this.repository();
     if (!folder) throw new Error('Open a folder first: RepoSnap answers questions about the workspace folder.');
-    const settings = this.settings.get();
+    const settings = this.askSettings(folder);
     this.busy++;
     try {
       const modelPath = await this.modelFile(settings, folder, q.signal);
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
-        { threadId: q.threadId, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: this.cacheDir(folder) },
+        { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: this.cacheDir(folder) },
         {
           signal: q.signal,
           onEvent: (e) => {
@@ -129,7 +131,7 @@ export class EngineService implements vscode.Disposable {
   async prepare(): Promise<void> {
     const folder = this.repository();
     if (!folder || this.busy > 0 || this.client.pid === undefined) return;
-    const settings = this.settings.get();
+    const settings = this.askSettings(folder);
     const modelPath = this.resolved.get(settings.model);
     if (!modelPath) return;
     await this.client.ask({
@@ -141,6 +143,11 @@ export class EngineService implements vscode.Disposable {
       cacheDir: this.cacheDir(folder),
       prepareOnly: true,
     });
+  }
+
+  /** The settings a question about `folder` is asked with: `reposnap.*` plus VS Code's `files.exclude` for the folder. */
+  private askSettings(folder: vscode.WorkspaceFolder): ReposnapSettings {
+    return withFilesExclude(this.settings.get(), vscode.workspace.getConfiguration('files', folder.uri).get('exclude'));
   }
 
   /**
