@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { MAX_THREADS, ThreadStore, titleOf, type KeyValueStore } from '../../src/chat/threads';
-import { explainQuestion, MAX_SNIPPET_CHARS } from '../../src/explain/question';
+import { explainQuestion, explainThreadId, MAX_SNIPPET_CHARS } from '../../src/explain/question';
 import { selectEngineBuild } from '../../src/models/gpu';
 import { isModelUri, modelDisplayName, ModelResolveError, resolveModel } from '../../src/models/resolve';
 import { QuestionRecords } from '../../src/stats/records';
@@ -32,6 +32,20 @@ test('threads: questions name threads, survive a reload, and a half-streamed ans
   assert.equal(b.active.title, 'Where is the budget chosen?');
   assert.equal(b.active.messages[1]!.text, 'In ask.ts');
   assert.equal(b.active.messages[1]!.cancelled, true);
+});
+
+test('threads: a thread continued from an explanation remembers the engine thread it forks, across a reload', () => {
+  const m = memento();
+  const a = new ThreadStore(m);
+  const seed = [
+    { id: 'u', role: 'user' as const, text: 'Explain walk()' },
+    { id: 'a', role: 'assistant' as const, text: 'It walks the tree.' },
+  ];
+  const t = a.newThread(seed, 'Explain walk', explainThreadId('src/walk.ts:1-9'));
+  assert.equal(t.forkedFrom, 'explain:src/walk.ts:1-9');
+  assert.equal(new ThreadStore(m).active.forkedFrom, 'explain:src/walk.ts:1-9');
+  const plain = a.newThread();
+  assert.equal(plain.forkedFrom, undefined, 'a new thread forks nothing');
 });
 
 test('threads: new, select, delete; an empty active thread is reused; at most MAX_THREADS kept', () => {
