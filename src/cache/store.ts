@@ -215,6 +215,8 @@ const INDEX_SCHEMA = { prefix: PrefixIndexSchema, thread: ThreadIndexSchema };
 /** The most recent prefix snapshot of this process, by entry id (memory before disk). */
 let ramPrefix: { dir: string; id: string; snap: SessionSnapshot } | undefined;
 
+/** A file that is not there: ENOENT, or ENOTDIR when a file stands where its folder belongs. */
+const missing = (e: unknown) => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
 const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
 
 /** A workspace's cache. Methods never throw for cache trouble: they warn and degrade (except {@link clear}). */
@@ -239,12 +241,14 @@ export class CacheStore {
 
   /**
    * Opens the store in `dir`, creating it unless `create: false`. A folder that cannot be created
-   * (or a file in its place) gives a disabled store, with a warning.
+   * gives a disabled store, with a warning; with `create: false`, a file in the folder's place
+   * gives a disabled store silently.
    */
   static open(dir: string, options: StoreOptions = {}): CacheStore {
     const store = new CacheStore(dir, options);
     if (options.create === false) {
-      if (fs.existsSync(dir) && !isFolder(dir)) store.disable(`the cache folder ${dir} is not a folder: caching is off`);
+      // a file in the folder's place: nothing to read, nothing may be written (clear() says why)
+      if (fs.existsSync(dir) && !isFolder(dir)) store.enabled = false;
       return store;
     }
     try {
@@ -325,7 +329,7 @@ export class CacheStore {
     try {
       text = fs.readFileSync(path.join(this.dir, kind, `${stem}.json`), 'utf8');
     } catch (e) {
-      if (errCode(e) === 'ENOENT') return undefined; // vanished (evicted by another process): not an error
+      if (missing(e)) return undefined; // vanished (evicted by another process), or no folder: not an error
       this.removeCorrupt(kind, stem, `its index cannot be read (${errCode(e)})`);
       return undefined;
     }
@@ -416,7 +420,7 @@ export class CacheStore {
     try {
       bytes = fs.readFileSync(file);
     } catch (e) {
-      if (errCode(e) !== 'ENOENT') this.removeCorrupt(kind, id, `its state cannot be read (${errCode(e)})`);
+      if (!missing(e)) this.removeCorrupt(kind, id, `its state cannot be read (${errCode(e)})`);
       return undefined;
     }
     try {
