@@ -5,6 +5,7 @@
  * package.json `contributes.configuration` declares the same keys with the same defaults
  * (test/extension/settings.test.ts checks that they agree).
  */
+import { excludesFromVsCodeSetting } from '../context/globs';
 import type { BudgetAllocation, KvCacheType } from '../engine/native';
 
 /** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
@@ -185,6 +186,19 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     settings.budget = Math.max(DEFAULT_SETTINGS.budget, settings.window);
   }
   return { settings, problems };
+}
+
+/**
+ * The settings a question about one workspace folder is asked with: `exclude` becomes VS Code's
+ * `files.exclude` for that folder (its keys whose value is `true`, converted to gitignore syntax
+ * by `excludesFromVsCodeSetting`) followed by `reposnap.exclude`, so that a `!pattern` in
+ * `reposnap.exclude` can bring back what `files.exclude` hides. `filesExclude` is the setting's raw
+ * value as `vscode.workspace.getConfiguration('files', folder.uri).get('exclude')` returns it (not
+ * an object: nothing is added). Pure; `settings` is not modified.
+ */
+export function withFilesExclude(settings: ReposnapSettings, filesExclude: unknown): ReposnapSettings {
+  const fromVsCode = excludesFromVsCodeSetting(filesExclude);
+  return fromVsCode.length === 0 ? settings : { ...settings, exclude: [...fromVsCode, ...settings.exclude] };
 }
 
 /**
