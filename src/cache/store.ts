@@ -181,7 +181,23 @@ export interface StoreFs {
   rm(file: string): void;
 }
 
-const REAL_FS: StoreFs = { writeFileAtomic, rm: (file) => fs.rmSync(file, { force: true, recursive: true }) };
+/** A file that is not there: ENOENT, or ENOTDIR when a file stands where its folder belongs. */
+const missing = (e: unknown) => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
+const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
+
+const REAL_FS: StoreFs = {
+  writeFileAtomic,
+  // a folder (found where an entry's file belongs) goes with what it holds; a file is unlinked,
+  // so that a failure reports the file's own error (EPERM, EACCES), not one from a folder walk
+  rm: (file) => {
+    if (isFolder(file, false)) return fs.rmSync(file, { force: true, recursive: true });
+    try {
+      fs.unlinkSync(file);
+    } catch (e) {
+      if (!missing(e)) throw e;
+    }
+  },
+};
 
 /** Options of {@link CacheStore.open}. */
 export interface StoreOptions {
@@ -215,9 +231,6 @@ const INDEX_SCHEMA = { prefix: PrefixIndexSchema, thread: ThreadIndexSchema };
 /** The most recent prefix snapshot of this process, by entry id (memory before disk). */
 let ramPrefix: { dir: string; id: string; snap: SessionSnapshot } | undefined;
 
-/** A file that is not there: ENOENT, or ENOTDIR when a file stands where its folder belongs. */
-const missing = (e: unknown) => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
-const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e));
 
 /** A workspace's cache. Methods never throw for cache trouble: they warn and degrade (except {@link clear}). */
 export class CacheStore {
@@ -739,9 +752,10 @@ function threadMismatch(index: ThreadIndex, snap: SessionSnapshot, expect: { key
   return undefined;
 }
 
-function isFolder(p: string): boolean {
+/** Whether `p` is a folder (`follow`: a link to a folder counts). */
+function isFolder(p: string, follow = true): boolean {
   try {
-    return fs.statSync(p).isDirectory();
+    return (follow ? fs.statSync(p) : fs.lstatSync(p)).isDirectory();
   } catch {
     return false;
   }
