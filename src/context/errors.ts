@@ -54,3 +54,25 @@ export function errorCode(err: unknown): string {
   }
   return 'unknown error';
 }
+
+/**
+ * An `include` or `exclude` pattern that can never match anything, so that using it would
+ * silently pack too much or nothing at all: a `[` that opens a bracket expression without its
+ * `]`, an unknown POSIX class (`[[:foo:]]`), a lone backslash at the end, or a line break.
+ * `message` is one line that names the option, the pattern (JSON-quoted) and the fix.
+ * Thrown by `createIncludeMatcher` / `createExcludeMatcher`, hence by `walkRepository` and
+ * `packRepository` before anything is read.
+ */
+export class PatternError extends Error {
+  constructor(
+    /** Which option held the pattern. */
+    readonly option: 'include' | 'exclude',
+    /** The pattern as given. */
+    readonly pattern: string,
+    /** Why it is refused, e.g. `'[' at column 1 is never closed by ']'`. */
+    readonly problem: string,
+  ) {
+    super(`invalid ${option} pattern ${JSON.stringify(pattern)}: ${problem}`);
+    this.name = 'PatternError';
+  }
+}

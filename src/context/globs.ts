@@ -1,4 +1,5 @@
 import ignore from 'ignore';
+import { PatternError } from './errors';
 import type { IgnoreMatcher } from './gitignore';
 
 /**
@@ -75,18 +76,89 @@ export const DEFAULT_EXCLUDES: readonly string[] = Object.freeze([
   'Thumbs.db',
 ]);
 
+/**
+ * Credential files left out of every pack, before `DEFAULT_EXCLUDES` and independently of
+ * `defaultExcludes: false`: environment files, SSH/TLS/signing keys, the credential files of
+ * package registries, clouds, git, Docker and Kubernetes, and infrastructure state. Their entries
+ * are `'excluded'` with the detail `secret exclude 'pattern'`, and they are never read.
+ *
+ * gitignore syntax, like `DEFAULT_EXCLUDES`. A caller's `exclude` negation brings one back
+ * (`'!.env.example'`, `'!*.pem'`; for a file inside an excluded directory re-include the
+ * directory: `'!.ssh/'`). Files whose *content* holds a secret are caught separately, whatever
+ * their name (`'secret'`, see `secrets.ts`).
+ */
+export const SECRET_EXCLUDES: readonly string[] = Object.freeze([
+  // environment files (`.env.example` and the like too: re-include with '!.env.example')
+  '*.env',
+  '.env',
+  '.env.*',
+  '.envrc',
+  // SSH, TLS and signing keys, key stores
+  '.ssh/',
+  '.gnupg/',
+  'id_rsa',
+  'id_dsa',
+  'id_ecdsa',
+  'id_ecdsa_sk',
+  'id_ed25519',
+  'id_ed25519_sk',
+  '*.pem',
+  '*.key',
+  '*.p8',
+  '*.p12',
+  '*.pfx',
+  '*.ppk',
+  '*.jks',
+  '*.keystore',
+  // registry, forge, cloud and container credentials
+  '.npmrc',
+  '.pypirc',
+  '.netrc',
+  '_netrc',
+  '.git-credentials',
+  '.htpasswd',
+  '**/.aws/credentials',
+  '**/.docker/config.json',
+  '**/.kube/config',
+  'kubeconfig',
+  '*.kubeconfig',
+  '**/.cargo/credentials',
+  '**/.cargo/credentials.toml',
+  '**/.gem/credentials',
+  '**/.config/gh/hosts.yml',
+  'credentials.json',
+  'client_secret*.json',
+  // infrastructure state and variable values (Terraform)
+  '*.tfstate',
+  '*.tfstate.backup',
+  '*.tfvars',
+  '*.tfvars.json',
+]);
+
 /** Where an exclude rule came from; becomes the `detail` of an `IgnoredEntry`. */
-type RuleSource = 'default exclude' | 'exclude';
+type RuleSource = 'secret exclude' | 'default exclude' | 'exclude';
+
+/** Which rule lists `createExcludeMatcher` compiles besides the caller's patterns. */
+export interface ExcludeRuleOptions {
+  /** Apply `DEFAULT_EXCLUDES`. Default true. */
+  defaults?: boolean;
+  /** Apply `SECRET_EXCLUDES`. Default true. */
+  secrets?: boolean;
+  /** Match case-insensitively. Default false. */
+  ignoreCase?: boolean;
+}
 
 /**
- * Compiles the default excludes (unless `useDefaults` is false) followed by the caller's
- * `exclude` patterns into one matcher, gitignore semantics, last matching rule wins (so a
- * caller's `!pattern` overrides a default). Each rule's mark is `default exclude 'p'` or
- * `exclude 'p'`. Returns `undefined` when there are no rules at all.
+ * Compiles `SECRET_EXCLUDES` (unless `secrets: false`), then `DEFAULT_EXCLUDES` (unless
+ * `defaults: false`), then the caller's `exclude` patterns into one matcher, gitignore
+ * semantics, last matching rule wins (so a caller's `!pattern` overrides a default or secret
+ * exclude). Each rule's mark is `secret exclude 'p'`, `default exclude 'p'` or `exclude 'p'`.
+ * Returns `undefined` when there are no rules at all.
  *
- * Errors: throws `TypeError` when `exclude` is not an array of strings.
+ * Errors: throws `TypeError` when `exclude` is not an array of strings, `PatternError` for a
+ * pattern that can never match (see `patternProblem`).
  */
-export function createExcludeMatcher(exclude: readonly string[] | undefined, useDefaults: boolean, ignoreCase = false): IgnoreMatcher | undefined {
+export function createExcludeMatcher(exclude: readonly string[] | undefined, options: ExcludeRuleOptions = {}): IgnoreMatcher | undefined {
   checkPatterns('exclude', exclude);
   const rules: ignore.PatternParams[] = [];
   const push = (patterns: readonly string[], source: RuleSource): void => {
@@ -95,9 +167,10 @@ export function createExcludeMatcher(exclude: readonly string[] | undefined, use
       rules.push({ pattern, mark: `${source} '${pattern}'` });
     }
   };
-  if (useDefaults) push(DEFAULT_EXCLUDES, 'default exclude');
+  if (options.secrets ?? true) push(SECRET_EXCLUDES, 'secret exclude');
+  if (options.defaults ?? true) push(DEFAULT_EXCLUDES, 'default exclude');
   push(exclude ?? [], 'exclude');
-  return rules.length === 0 ? undefined : ignore({ ignorecase: ignoreCase }).add(rules);
+  return rules.length === 0 ? undefined : ignore({ ignorecase: options.ignoreCase ?? false }).add(rules);
 }
 
 /** Says whether a path (relative to the root, `/`-separated) is matched by the include patterns. */
@@ -113,7 +186,8 @@ export type IncludeFilter = (relPath: string) => boolean;
  * excluded directory). A path no pattern matches is not included. Returns `undefined` when
  * `include` is absent or holds no pattern, meaning "include everything".
  *
- * Errors: throws `TypeError` when `include` is not an array of strings.
+ * Errors: throws `TypeError` when `include` is not an array of strings, `PatternError` for a
+ * pattern that can never match (see `patternProblem`).
  */
 export function createIncludeMatcher(include: readonly string[] | undefined, ignoreCase = false): IncludeFilter | undefined {
   checkPatterns('include', include);
@@ -132,11 +206,88 @@ export function createIncludeMatcher(include: readonly string[] | undefined, ign
   };
 }
 
-function checkPatterns(name: string, patterns: readonly string[] | undefined): void {
+function checkPatterns(name: 'include' | 'exclude', patterns: readonly string[] | undefined): void {
   if (patterns === undefined) return;
   if (!Array.isArray(patterns) || patterns.some((p) => typeof p !== 'string')) {
     throw new TypeError(`${name} must be an array of strings`);
   }
+  for (const pattern of patterns) {
+    const problem = patternProblem(pattern);
+    if (problem !== undefined) throw new PatternError(name, pattern, problem);
+  }
+}
+
+/** The POSIX character classes git's wildmatch (and the `ignore` package) know. */
+const POSIX_CLASSES = new Set(['alnum', 'alpha', 'blank', 'cntrl', 'digit', 'graph', 'lower', 'print', 'punct', 'space', 'upper', 'xdigit']);
+
+/**
+ * Says why a gitignore-syntax pattern can never match any path, or returns `undefined` for a
+ * usable one (blank lines and `#` comments are usable: they are skipped). git's wildmatch and
+ * the `ignore` package silently turn these into rules that match nothing:
+ * - a `[` that opens a bracket expression that is never closed by `]` (`[`, `src/[ab`);
+ * - an unknown POSIX class inside brackets (`[[:foo:]]`);
+ * - a backslash with nothing after it to escape (`foo\`, also `foo\/`, whose `/` git drops);
+ * - a line break (a pattern is one line of an ignore file).
+ *
+ * Bracket expressions are scanned the way git's `wildmatch.c` scans them: after an optional
+ * `!` or `^`, the first member is taken whatever it is (so `[]]` is a class holding `]`), a
+ * backslash escapes the next character, and `[:name:]` is a POSIX class. Pure; never throws.
+ */
+export function patternProblem(pattern: string): string | undefined {
+  if (/[\r\n]/.test(pattern)) return 'a pattern cannot contain a line break';
+  const body = pattern.startsWith('!') ? pattern.slice(1) : pattern;
+  const offset = pattern.length - body.length;
+  const column = (i: number): number => offset + i + 1;
+  const trailingBackslash = (i: number): string =>
+    `the backslash at column ${column(i)} escapes nothing (write '\\\\' for a literal backslash)`;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '\\') {
+      if (i + 1 >= body.length || (body[i + 1] === '/' && i + 2 === body.length)) return trailingBackslash(i);
+      i++;
+      continue;
+    }
+    if (c !== '[') continue;
+    const open = i;
+    const unclosed = `'[' at column ${column(open)} opens a bracket expression that is never closed by ']' (write '\\[' for a literal '[')`;
+    let j = i + 1;
+    if (body[j] === '!' || body[j] === '^') j++;
+    // git's member loop is a do-while: the first member is consumed whatever it is
+    let rangeStart = false; // the previous member can open a range `a-z`
+    for (;;) {
+      if (j >= body.length) return unclosed;
+      const m = body[j];
+      if (m === '\\') {
+        if (j + 1 >= body.length) return trailingBackslash(j);
+        j++;
+        rangeStart = true;
+      } else if (m === '-' && rangeStart && j + 1 < body.length && body[j + 1] !== ']') {
+        j++; // the range's upper bound, escaped or not
+        if (body[j] === '\\') {
+          if (j + 1 >= body.length) return trailingBackslash(j);
+          j++;
+        }
+        rangeStart = false;
+      } else if (m === '[' && body[j + 1] === ':') {
+        const end = body.indexOf(']', j + 2);
+        if (end < 0) return unclosed;
+        if (end > j + 2 && body[end - 1] === ':') {
+          const name = body.slice(j + 2, end - 1);
+          if (!POSIX_CLASSES.has(name)) return `unknown character class '[:${name}:]' at column ${column(j)} (known: ${[...POSIX_CLASSES].join(', ')})`;
+          j = end;
+          rangeStart = false;
+        } else {
+          rangeStart = true; // a plain '['
+        }
+      } else {
+        rangeStart = true;
+      }
+      j++;
+      if (body[j] === ']') break;
+    }
+    i = j;
+  }
+  return undefined;
 }
 
 /**
@@ -152,7 +303,8 @@ function checkPatterns(name: string, patterns: readonly string[] | undefined): v
  *   root with a leading `/`, because VS Code matches it against the whole relative path
  *   (`*.js` in VS Code only matches files directly in the folder);
  * - a leading `#` or `!` is escaped, since those are literal in a VS Code glob;
- * - absolute paths are dropped (they cannot be expressed relative to the root).
+ * - absolute paths are dropped (they cannot be expressed relative to the root), and so are
+ *   globs whose translation would never match (`patternProblem`), e.g. an unclosed `[`.
  *
  * Pure function; never throws for any input (non-object input gives `[]`).
  */
@@ -166,7 +318,8 @@ export function excludesFromVsCodeSetting(setting: unknown): string[] {
       while (glob.startsWith('./')) glob = glob.slice(2);
       if (glob === '' || glob.startsWith('/') || /^[A-Za-z]:\//.test(glob)) continue;
       if (glob.startsWith('#') || glob.startsWith('!')) glob = '\\' + glob;
-      out.push(glob.startsWith('**/') || glob === '**' ? glob : '/' + glob);
+      const pattern = glob.startsWith('**/') || glob === '**' ? glob : '/' + glob;
+      if (patternProblem(pattern) === undefined) out.push(pattern);
     }
   }
   return [...new Set(out)];

@@ -1,9 +1,10 @@
 import { throwIfAborted, raceAbort } from './errors';
 import { DEFAULT_MAX_FILE_BYTES, readTextFile, type FileVerdict, type TextEncodingName } from './filter';
 import { createYielder, type ContextFs } from './fsapi';
+import { findSecret, secretDetail } from './secrets';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
-import { walkRepository, type WalkedFile } from './walk';
+import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTruncation } from './walk';
 
 export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
 export type { TextEncodingName } from './filter';
@@ -71,8 +72,23 @@ export interface PackOptions {
   exclude?: readonly string[];
   /** Apply `DEFAULT_EXCLUDES` (lockfiles, build output, dependencies, bundles). Default true. */
   defaultExcludes?: boolean;
+  /**
+   * Leave out secrets. Default true: credential files by name (`SECRET_EXCLUDES`: `.env`,
+   * keys, registry and cloud credentials, …; `'excluded'`, never read, applied even with
+   * `defaultExcludes: false`; a negation in `exclude` such as `'!.env.example'` brings one
+   * back), and any file whose content holds a high-confidence secret (`'secret'`; see
+   * `findSecret`). Only files about to be tokenized are scanned.
+   */
+  skipSecrets?: boolean;
   /** Leave out minified and generated files (`'minified'`, `'generated'`). Default true. */
   skipGenerated?: boolean;
+  /**
+   * The most entries the walk records before it stops (see `WalkOptions.maxEntries`), an
+   * integer ≥ 1 or `Infinity`. Default `DEFAULT_MAX_WALK_ENTRIES` (100,000). When it is
+   * reached the pack covers only the part of the tree seen so far (breadth-first, so the
+   * shallowest files) and `PackResult.notices` says so.
+   */
+  maxWalkEntries?: number;
   /** Section order; see `PackOrder`. Default `'mtime'`. */
   order?: PackOrder;
   /** Match patterns case-insensitively. Default false (git's default on Linux). */
@@ -101,6 +117,19 @@ export interface PackedFile {
   notes: string[];
 }
 
+/**
+ * Something about a pack as a whole that the user should be told next to the manifest.
+ * `'walk-limit'`: the walk stopped at `maxWalkEntries` entries, so files beyond them were
+ * never considered (`truncation` says where).
+ */
+export interface PackNotice {
+  code: 'walk-limit';
+  /** One line for humans, naming the bound and how to narrow the repository. */
+  message: string;
+  /** Where the walk stopped. */
+  truncation: WalkTruncation;
+}
+
 /** What `packRepository` produced: the manifest of the repository. */
 export interface PackResult {
   /** The absolute, resolved repository root. */
@@ -121,6 +150,8 @@ export interface PackResult {
   order: PackOrder;
   /** The budget packed against, in tokens (`Infinity` when unlimited). */
   tokenBudget: number;
+  /** Notices about the whole pack (empty when there is nothing to say); see `PackNotice`. */
+  notices: PackNotice[];
 }
 
 /** Tokens a section has at least with real tokenizers (a header line and two fences). */
@@ -144,11 +175,15 @@ const READ_AHEAD = 16;
  * 1. Walk (`walkRepository`): `.gitignore` at every level, `.git/info/exclude`, then the
  *    default excludes, `exclude` and `include`; `.git` is never entered; symlinks, FIFOs,
  *    sockets and devices are reported, never followed or opened.
+ *    Credential files (`SECRET_EXCLUDES`) are excluded by name. The walk stops after
+ *    `maxWalkEntries` entries, with a notice.
  * 2. Read and classify each candidate (`readTextFile`): binary, too large, empty, minified,
  *    generated, unreadable, vanished or changed during the pack are skipped with a reason.
  * 3. Fit the budget. Files are considered in *keep rank*: smallest on disk first, ties by
  *    fewer directory levels, then path. Each text file is formatted (`formatFileSection`)
- *    and tokenized (`countTokens`) and kept while the running total stays ≤ `tokenBudget`;
+ *    scanned for secrets (`findSecret`; a hit is skipped as `'secret'`, with the rule and the
+ *    line but never the value), tokenized (`countTokens`) and kept while the running total
+ *    stays ≤ `tokenBudget`;
  *    one that does not fit is skipped as `'over-budget'` and the next is tried. So when the
  *    repository is larger than the budget, the largest files are dropped first (ties: the
  *    deepest, then the last by path) and as many files as possible are kept. Files that
@@ -163,7 +198,9 @@ const READ_AHEAD = 16;
  * counts, which may differ slightly from the token count of the concatenated sections.
  *
  * Errors: rejects with `RangeError`/`TypeError` for invalid options or a `countTokens`
- * result that is not a finite number ≥ 0; with the fs error if `root` cannot be listed;
+ * result that is not a finite number ≥ 0; with `PatternError` (one line, naming the option
+ * and the pattern) for an `include`/`exclude` pattern that can never match; with the fs
+ * error if `root` cannot be listed;
  * with an AbortError (`name === 'AbortError'`) when `signal` aborts; with whatever
  * `countTokens` or `onProgress` throw. Problems with individual entries never reject: they
  * are reported in `skipped`.
@@ -182,6 +219,8 @@ export async function packRepository(root: string, options: PackOptions): Promis
   if (order !== 'mtime' && order !== 'path') throw new RangeError(`order must be 'mtime' or 'path', got ${String(order)}`);
   if (!Number.isInteger(readAhead) || readAhead < 1) throw new RangeError(`readAhead must be an integer >= 1, got ${String(readAhead)}`);
   if (typeof countTokens !== 'function') throw new TypeError('countTokens must be a function');
+  const skipSecrets = options.skipSecrets ?? true;
+  const maxWalkEntries = options.maxWalkEntries ?? DEFAULT_MAX_WALK_ENTRIES;
   throwIfAborted(signal);
 
   const walked = await walkRepository(root, {
@@ -191,8 +230,12 @@ export async function packRepository(root: string, options: PackOptions): Promis
     ...(options.defaultExcludes !== undefined ? { defaultExcludes: options.defaultExcludes } : {}),
     ...(options.ignoreCase !== undefined ? { ignoreCase: options.ignoreCase } : {}),
     ...(options.fs !== undefined ? { fs: options.fs } : {}),
+    secretExcludes: skipSecrets,
+    maxEntries: maxWalkEntries,
     onProgress: (filesFound) => onProgress?.({ phase: 'walk', done: filesFound }),
   });
+  const notices: PackNotice[] = [];
+  if (walked.truncated !== undefined) notices.push(walkLimitNotice(walked.truncated));
   const candidates = [...walked.files].sort(compareKeepRank);
   const total = candidates.length;
 
@@ -253,6 +296,14 @@ export async function packRepository(root: string, options: PackOptions): Promis
       continue;
     }
 
+    if (skipSecrets) {
+      const secret = await raceAbort(findSecret(verdict.text, file.path), signal);
+      if (secret !== undefined) {
+        skipped.push({ path: file.path, reason: 'secret', detail: secretDetail(secret) });
+        continue;
+      }
+    }
+
     const text = formatFileSection(file.path, verdict.text);
     const tokens = await raceAbort(Promise.resolve(countTokens(text)), signal);
     if (typeof tokens !== 'number' || !Number.isFinite(tokens) || tokens < 0) {
@@ -288,6 +339,19 @@ export async function packRepository(root: string, options: PackOptions): Promis
     ignoredCount: walked.ignoredCount,
     order,
     tokenBudget,
+    notices,
+  };
+}
+
+/** The notice for a walk that stopped at its bound. */
+function walkLimitNotice(truncation: WalkTruncation): PackNotice {
+  const unlisted = truncation.unlistedDirectories > 0 ? `, leaving at least ${truncation.unlistedDirectories} directories unlisted` : '';
+  return {
+    code: 'walk-limit',
+    truncation,
+    message:
+      `the walk stopped after ${truncation.maxEntries} entries at depth ${truncation.depth}${unlisted}: ` +
+      'only the part of the tree seen until then was packed (narrow it with include/exclude patterns, or raise the entry bound)',
   };
 }
 

@@ -9,8 +9,10 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { runPack, type PackIo } from '../../src/cli/pack';
 import { UsageError } from '../../src/cli/usage';
+import { PatternError } from '../../src/context/errors';
 import { loadModel } from '../../src/engine/model';
 import { checkTinyModel } from '../helpers/models';
+import { randomChars } from './fake-secrets';
 import { expectedSection, makeRepo } from './fixtures';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -119,4 +121,45 @@ test('reposnap pack through the command-line entry point', async (t) => {
       ['node_modules/', 'excluded'],
     ],
   );
+});
+
+test('pack --list names each secret left out: credential files by rule, secret content by rule and line', async (t) => {
+  const token = 'gh' + 'p_' + randomChars(41, 36);
+  const root = await makeRepo(t, {
+    'a.ts': 'export const a = 1;\n',
+    '.env': 'TOKEN=x\n',
+    'deploy/prod.pem': 'x\n',
+    'notes.txt': `old token ${token}\n`,
+  });
+  const { code, stdout } = await run(['--repo', root, '--list']);
+  assert.equal(code, 0);
+  assert.equal(
+    stdout.split('\n').slice(0, 5).join('\n'),
+    [
+      '  tokens  status    path',
+      '       9  included  a.ts',
+      "       -  excluded  .env  (secret exclude '.env')",
+      "       -  excluded  deploy/prod.pem  (secret exclude '*.pem')",
+      '       -  secret    notes.txt  (github secret at line 1, column 11 (secretlint rules))',
+    ].join('\n'),
+  );
+  assert.ok(!stdout.includes(token));
+  assert.match(stdout, /^left out {4}2 excluded, 1 secret$/m);
+});
+
+test('pack refuses an include or exclude pattern that can never match, with one line', async (t) => {
+  const root = await makeRepo(t, { 'a.ts': 'export {};\n' });
+  await assert.rejects(run(['--repo', root, '--include', '[']), (e: unknown) => {
+    assert.ok(e instanceof PatternError);
+    assert.equal(e.message, `invalid include pattern "[": '[' at column 1 opens a bracket expression that is never closed by ']' (write '\\[' for a literal '[')`);
+    return true;
+  });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'pack', '--repo', root, '--exclude', 'src/[ab'], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    timeout: 60_000,
+  });
+  assert.notEqual(r.status, 0);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr, `reposnap: error: invalid exclude pattern "src/[ab": '[' at column 5 opens a bracket expression that is never closed by ']' (write '\\[' for a literal '[')\n`);
 });

@@ -1,0 +1,115 @@
+/**
+ * Secrets stay out of the pack: credential files by name (`SECRET_EXCLUDES`, never read) and
+ * any file whose content holds a secret (`'secret'`), each listed with its reason; the user's
+ * overrides bring one back.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { SECRET_EXCLUDES } from '../../src/context/globs';
+import { findSecret } from '../../src/context/secrets';
+import { fakeSecrets, randomChars } from './fake-secrets';
+import { detailOf, makeRepo, manifest, pack } from './fixtures';
+
+/**
+ * The credential files of the issue's report, with the rule of `SECRET_EXCLUDES` that must
+ * exclude each (the first entry the walk meets: an excluded directory is one entry).
+ */
+const CREDENTIAL_FILES: Record<string, string> = {
+  '.env': '.env',
+  '.env.local': '.env.*',
+  'id_rsa': 'id_rsa',
+  '.ssh/': '.ssh/',
+  'certs/server.pem': '*.pem',
+  'certs/server.key': '*.key',
+  '.npmrc': '.npmrc',
+  'home/.aws/credentials': '**/.aws/credentials',
+  '.netrc': '.netrc',
+  '.git-credentials': '.git-credentials',
+  'home/.docker/config.json': '**/.docker/config.json',
+  '.pypirc': '.pypirc',
+  'credentials.json': 'credentials.json',
+  'kubeconfig': 'kubeconfig',
+  'home/.kube/config': '**/.kube/config',
+  'infra/terraform.tfstate': '*.tfstate',
+  'services/api/.env.production': '.env.*',
+};
+
+/** The fixture: every credential file (with harmless content: only the name must matter) and two ordinary files. */
+function credentialTree(): Record<string, string> {
+  const tree: Record<string, string> = { 'README.md': '# demo\n', 'src/app.ts': 'export const app = 1;\n' };
+  for (const p of Object.keys(CREDENTIAL_FILES)) tree[p.endsWith('/') ? p + 'id_ed25519' : p] = 'value\n';
+  return tree;
+}
+
+test('credential files are excluded by name, whatever defaultExcludes says, and never read', async (t) => {
+  const root = await makeRepo(t, credentialTree());
+  for (const defaultExcludes of [true, false]) {
+    const result = await pack(root, { defaultExcludes });
+    assert.deepEqual(manifest(result).files, ['README.md', 'src/app.ts']);
+    assert.deepEqual(result.skipped, []);
+    const expected = Object.entries(CREDENTIAL_FILES)
+      .map(([p, rule]) => ({ path: p.replace(/\/$/, ''), isDirectory: p.endsWith('/'), reason: 'excluded', detail: `secret exclude '${rule}'` }))
+      .sort((a, b) => (a.path < b.path ? -1 : 1));
+    assert.deepEqual(result.ignored, expected);
+  }
+  assert.ok(Object.isFrozen(SECRET_EXCLUDES));
+});
+
+test('a secret in the content skips the file as "secret", whatever its name, with the rule and line but not the value', async (t) => {
+  const secrets = fakeSecrets();
+  const tree: Record<string, string> = { 'src/clean.ts': 'export const clean = true;\n' };
+  for (const s of secrets) tree[s.path] = s.content;
+  // near misses that must stay: identifiers with a token's prefix, a placeholder password
+  tree['src/near.ts'] = 'const mode = "sk_live_mode";\nconst prefix = "AIza";\nconst url = "postgres://user:password@localhost/db";\n';
+  const root = await makeRepo(t, tree);
+
+  const result = await pack(root);
+  assert.deepEqual(manifest(result).files, ['src/clean.ts', 'src/near.ts']);
+  const expected = secrets
+    .map((s) => ({ path: s.path, reason: 'secret', detail: `${s.rule} secret at line ${s.line}, column ${s.column} (secretlint rules)` }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
+  assert.deepEqual(result.skipped, expected);
+  for (const s of secrets) {
+    assert.ok(!detailOf(result, s.path).includes(s.secret), `${s.kind}: the detail does not show the secret`);
+    assert.ok(result.files.every((f) => !f.text.includes(s.secret)), `${s.kind}: not packed`);
+  }
+});
+
+test('the user brings files back: an exclude negation for a name, a secretlint-disable comment for content', async (t) => {
+  const token = 'gh' + 'p_' + randomChars(21, 36);
+  const root = await makeRepo(t, {
+    '.env': 'API_KEY=\n',
+    '.env.example': 'API_KEY=\n',
+    '.ssh/id_ed25519.pub': 'ssh-ed25519 AAAA demo\n',
+    'certs/ca.pem': 'certificate\n',
+    'test/fixture.ts': `const fake = "${token}"; // secretlint-disable-line\n`,
+    'test/other.ts': `const fake = "${token}";\n`,
+  });
+  const before = await pack(root);
+  assert.deepEqual(manifest(before).files, ['test/fixture.ts']);
+  assert.deepEqual(manifest(before).skipped, [['test/other.ts', 'secret']]);
+  assert.deepEqual(manifest(before).ignored, [['.env', 'excluded'], ['.env.example', 'excluded'], ['.ssh/', 'excluded'], ['certs/ca.pem', 'excluded']]);
+
+  const after = await pack(root, { exclude: ['!.env.example', '!.ssh/', '!*.pem'] });
+  assert.deepEqual(manifest(after).files, ['.env.example', '.ssh/id_ed25519.pub', 'certs/ca.pem', 'test/fixture.ts']);
+  assert.deepEqual(manifest(after).ignored, [['.env', 'excluded']]);
+  assert.deepEqual(manifest(after).skipped, [['test/other.ts', 'secret']]);
+
+  // skipSecrets: false turns both checks off
+  const off = await pack(root, { skipSecrets: false });
+  assert.deepEqual(manifest(off).files, ['.env', '.env.example', '.ssh/id_ed25519.pub', 'certs/ca.pem', 'test/fixture.ts', 'test/other.ts']);
+});
+
+test('findSecret reports the first secret in text order and leaves no performance marks behind', async () => {
+  const npm = 'np' + 'm_' + randomChars(31, 36);
+  const stripe = 'sk' + '_test_' + randomChars(32, 30);
+  const marks = performance.getEntriesByType('mark').length;
+  assert.deepEqual(await findSecret(`a\nb = "${stripe}"\nc = "${npm}"\n`), { rule: 'stripe', line: 2, column: 6 });
+  assert.deepEqual(await findSecret(`x = "${npm}" + "${stripe}"`), { rule: 'npm', line: 1, column: 6 });
+  assert.equal(await findSecret('nothing to see\n'), undefined);
+  assert.equal(await findSecret(''), undefined);
+  // a disabled block hides what is inside it, not what follows it
+  assert.deepEqual(await findSecret(`// secretlint-disable\n"${npm}"\n// secretlint-enable\n"${stripe}"`), { rule: 'stripe', line: 4, column: 2 });
+  assert.equal(performance.getEntriesByType('mark').length, marks);
+});
