@@ -21,8 +21,8 @@ const ms = v.pipe(v.number(), v.minValue(0));
 /** A time [ms since the epoch]. */
 const time = v.number();
 
-/** prefix/<id>.json */
-export const PrefixIndexSchema: v.GenericSchema<unknown, PrefixIndex> = v.object({
+/** prefix/<id>.json (fields this version does not know are kept, unchecked: a newer writer's). */
+export const PrefixIndexSchema: v.GenericSchema<unknown, PrefixIndex> = v.looseObject({
   kind: v.literal('prefix'),
   id: v.pipe(v.string(), v.regex(ENTRY_ID.prefix)),
   key: v.string(),
@@ -42,8 +42,8 @@ const SnapParamsSchema = v.object({
   allocation: v.optional(v.string()),
 });
 
-/** thread/<id>.json */
-export const ThreadIndexSchema: v.GenericSchema<unknown, ThreadIndex> = v.object({
+/** thread/<id>.json (fields this version does not know are kept, unchecked). */
+export const ThreadIndexSchema: v.GenericSchema<unknown, ThreadIndex> = v.looseObject({
   kind: v.literal('thread'),
   id: v.pipe(v.string(), v.regex(ENTRY_ID.thread)),
   key: v.string(),
