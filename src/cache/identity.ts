@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { StateIdentity } from '../engine/state-file';
 
 /** Version of the prompt layout and packer output; bump when either changes the tokens. */
-export const PROMPT_VERSION = 1;
+export const PROMPT_VERSION = 2;
 
 /** The parts of a cache key. */
 export interface CacheKeyParts extends StateIdentity {

@@ -46,7 +46,11 @@ export function progressOf(e: WireAskEvent): ChatProgress | undefined {
       return { phase: 'pack', percent, label: `packing the repository: ${e.phase} ${e.done}${e.total ? ` / ${e.total}` : ''} files` };
     }
     case 'packed':
-      return { phase: 'prefill', percent: 0, label: `packed ${e.files} files (${e.promptTokens.toLocaleString('en-US')} tokens), prefilling…` };
+      return {
+        phase: 'prefill',
+        percent: 0,
+        label: `packed ${e.files} files (${e.promptTokens.toLocaleString('en-US')} tokens)${e.notices?.length ? ` · ${e.notices.join(' · ')}` : ''}, prefilling…`,
+      };
     case 'prefill': {
       const percent = (100 * e.done) / Math.max(1, e.total);
       return { phase: 'prefill', percent, tokensPerSecond: e.tokensPerSecond, label: `prefill ${Math.round(percent)} % · ${Math.round(e.tokensPerSecond).toLocaleString('en-US')} tok/s` };

@@ -202,6 +202,7 @@ export async function runAsk(args: string[]): Promise<number> {
           case 'packed':
             progress('');
             if (!quiet) process.stderr.write(`packed ${e.pack.files.length} files (${e.pack.skipped.length} skipped), ${e.promptTokens} prompt tokens\n`);
+            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${n.message}\n`);
             break;
           case 'prefill':
             progress(`prefill: ${Math.round((100 * e.done) / e.total)}% (${e.done}/${e.total} tokens, ${Math.round(e.tokensPerSecond)} tok/s)`);

@@ -51,6 +51,6 @@ main(argv).then(
   (e: unknown) => {
     const err = e as Error;
     process.stderr.write(formatError(e, argv.includes('--json')));
-    process.exitCode = err.name === 'AbortError' ? 130 : err instanceof UsageError ? 2 : 1;
+    process.exitCode = err.name === 'AbortError' ? 130 : err instanceof UsageError || err.name === 'PatternError' ? 2 : 1;
   },
 );

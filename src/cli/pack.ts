@@ -149,6 +149,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
         order: result.order,
         tokenBudget: Number.isFinite(tokenBudget) ? tokenBudget : null,
         totals,
+        notices: result.notices.map((n) => ({ code: n.code, message: n.message })),
         entries,
       }) + '\n',
     );
@@ -187,6 +188,7 @@ function formatTotals(result: PackResult, totals: ReturnType<typeof manifestTota
     `budget      ${budget}`,
     `included    ${totals.files} files, ${totals.bytes} bytes, ${totals.tokens} tokens`,
     `left out    ${byReason === '' ? 'nothing' : byReason}`,
+    ...result.notices.map((n) => `notice      ${n.message}`),
   ].join('\n') + '\n';
 }
 

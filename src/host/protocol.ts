@@ -55,7 +55,7 @@ export type CacheOutcome = 'hit' | 'partial' | 'miss' | 'continue' | 'off';
  */
 export type WireAskEvent =
   | Exclude<AskEvent, { kind: 'packed' }>
-  | { kind: 'packed'; files: number; skipped: number; promptTokens: number; paths: string[] }
+  | { kind: 'packed'; files: number; skipped: number; promptTokens: number; paths: string[]; notices: string[] }
   | { kind: 'model'; state: 'loading' | 'loaded'; path: string; ms?: number };
 
 /** Stats of an answered question, with the cache outcome the pipeline reported. */
@@ -84,6 +84,7 @@ export function toWireEvent(e: AskEvent): WireAskEvent {
     skipped: e.pack.skipped.length,
     promptTokens: e.promptTokens,
     paths: e.pack.files.map((f) => f.path),
+    notices: e.pack.notices.map((n) => n.message),
   };
 }
 

@@ -4,6 +4,7 @@
  * values instead of failing the load (e.g. `block_count` 0 or above its `LLAMA_MAX_LAYERS`, 512),
  * so what its loader asserts on is refused here with a clear error first.
  */
+import fs from 'node:fs';
 import { ModelLoadError } from '../engine/errors';
 
 /** `LLAMA_MAX_LAYERS` (llama.cpp `src/llama-hparams.h`): per-layer arrays are this long. */
@@ -41,7 +42,8 @@ function countOf(x: unknown): number | undefined {
 
 /**
  * Reads and checks a model's GGUF header.
- * @throws ModelLoadError when the header cannot be read or holds values llama.cpp's loader would
+ * @throws ModelLoadError when the header cannot be read, is cut short (a truncated download: the
+ *   reader would see zeros past the end), or holds values llama.cpp's loader would
  *   assert on (no architecture, 0 or more than 512 layers, layer tensors that disagree with
  *   `block_count`, no heads, KV heads that do not divide the query heads, no embedding).
  */
@@ -52,6 +54,10 @@ export async function readModelMetadata(file: string): Promise<ModelMetadata> {
     info = await readGgufFileInfo(file, { readTensorInfo: true, logWarnings: false });
   } catch (e) {
     throw new ModelLoadError(`cannot read the GGUF header of '${file}': ${(e as Error).message}`);
+  }
+  const size = fs.statSync(file).size;
+  if (info.infoEndOffset !== undefined && size < info.infoEndOffset) {
+    throw new ModelLoadError(`'${file}' is truncated: its GGUF header alone takes ${info.infoEndOffset} bytes but the file has ${size} (an interrupted download? fetch it again)`);
   }
   const md = info.metadata as unknown as Record<string, unknown> & { general?: { architecture?: unknown } };
   const arch = md.general?.architecture;

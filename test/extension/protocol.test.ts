@@ -56,9 +56,10 @@ test('the packed event goes over the wire as counts and paths, not file texts', 
     totalTokens: 4,
     totalBytes: 10,
     ignoredCount: 0,
+    notices: [{ code: 'walk-limit', message: 'the walk stopped after 100000 entries', truncation: {} }],
   };
   const wire = toWireEvent({ kind: 'packed', pack: pack as never, promptTokens: 40 });
-  assert.deepEqual(wire, { kind: 'packed', files: 1, skipped: 1, promptTokens: 40, paths: ['a.ts'] });
+  assert.deepEqual(wire, { kind: 'packed', files: 1, skipped: 1, promptTokens: 40, paths: ['a.ts'], notices: ['the walk stopped after 100000 entries'] });
   const token = { kind: 'token' as const, text: 'hi' };
   assert.equal(toWireEvent(token), token);
 });
