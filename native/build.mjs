@@ -159,5 +159,8 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 fs.writeFileSync(path.join(buildDir, 'engine.json'), JSON.stringify({ version: `${pkg.version}+${stamp.slice(0, 12)}`, llamaCpp: tag, patches }, null, 2) + '\n');
 
 const out = path.join(buildDir, gpu === 'cpu' ? 'reposnap.node' : `reposnap-${gpu}.node`);
-fs.copyFileSync(path.join(cmakeDir, 'reposnap.node'), out);
+// copy, then rename into place: a process that has the old engine loaded keeps its mapping
+// (copying over the file in place would change the pages under it)
+fs.copyFileSync(path.join(cmakeDir, 'reposnap.node'), `${out}.tmp-${process.pid}`);
+fs.renameSync(`${out}.tmp-${process.pid}`, out);
 console.log(`[native] built ${path.relative(root, out)}`);
