@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end in a real VS Code: code-server (from npm, on Node 24) driven by Debian's chromium
-# through playwright-core, with the packaged VSIX installed offline and reposnap.model set to the
-# tiny model. Steps and screenshots: test/e2e/vscode.e2e.ts.
+# through playwright-core, with the packaged VSIX installed offline and reposnap.model set to a real
+# instruction model, SmolLM2-135M-Instruct (fetched and SHA-256 checked by `npm run models`).
+# Steps and screenshots: test/e2e/vscode.e2e.ts.
 #
 # Tools are installed once, outside the repository, under $REPOSNAP_E2E_CACHE
 # (default ~/.cache/reposnap-e2e); a second run only checks they are there. Screenshots go to
@@ -15,8 +16,6 @@ CACHE="${REPOSNAP_E2E_CACHE:-$HOME/.cache/reposnap-e2e}"
 OUT="${REPOSNAP_E2E_OUT:-$CACHE/out}"
 NODE24_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
-MODEL="$(cd "$ROOT/.." && pwd)/shared/models/stories260K.gguf"
-MODEL_SHA256=270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d
 mkdir -p "$CACHE"
 
 # --- tools -------------------------------------------------------------------------------
@@ -52,7 +51,9 @@ if [ ! -x "$CODE_SERVER" ] || [ ! -f "$CACHE/code-server/.installed-$CODE_SERVER
   touch "$CACHE/code-server/.installed-$CODE_SERVER_VERSION"
 fi
 
-echo "$MODEL_SHA256  $MODEL" | sha256sum -c --quiet - || { echo "[e2e] $MODEL: missing or wrong sha256" >&2; exit 1; }
+# the pinned model's path (fetched once; checked against its SHA-256 every time)
+MODEL="$(node "$ROOT/scripts/models.mjs" --model smollm2 | tail -n 1)"
+[ -f "$MODEL" ] || { echo "[e2e] no model from scripts/models.mjs" >&2; exit 1; }
 echo "[e2e] tools ready after $(( $(date +%s) - START )) s"
 
 # --- package and install the extension ----------------------------------------------------

@@ -114,7 +114,7 @@ after(async () => {
 test('chat: a question is answered in the chat view with a streamed answer and the L → B badge', async () => {
   await page.locator('.part.activitybar a.action-label[aria-label^="RepoSnap"]').click();
   const chat = await webviewFrame('#input');
-  await chat.locator('#input').fill('Where is the area of a rectangle computed?');
+  await chat.locator('#input').fill('Which file defines the Rectangle class?');
   await shot('01-chat-question');
   // record every progress line the view shows: they are brief on this small workspace
   await chat.locator('#progress').evaluate((el) => {
@@ -136,6 +136,11 @@ test('chat: a question is answered in the chat view with a streamed answer and t
   console.log(`badge: ${badge}\nanswer: ${answer.slice(0, 200)}`);
   assert.match(badge, /^L [\d,]+ → B 256 \(0\.\d\d\) · prefill [\d.]+ m?s · snap [\d.]+ m?s · decode [\d.]+ m?s · cache miss$/);
   assert.ok(answer.trim().length > 0, 'a streamed answer');
+  // only a model that read the workspace names one of its files: SmolLM2 answers "src/math.ts" at
+  // full attention and, compressed to B = 256 of ~600 tokens, sometimes another of the workspace's
+  // files; the assertion is that it names one, not that it names the right one
+  assert.match(answer, /\b(src\/)?(math|format|index)\.ts\b/, 'the answer names a file of the workspace');
+  assert.match(answer, /\b(the|is|file|class|defines?)\b/i, 'the answer is English prose');
   assert.equal(enginePids().length, 1, 'one engine process');
   await shot('03-chat-answer');
 });
