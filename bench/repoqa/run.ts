@@ -1,0 +1,302 @@
+/**
+ * bench/repoqa: questions about real repositories, answered by a real model through the
+ * product's prompt, with full attention and with each eviction policy at each budget (issue 13,
+ * part 3). See bench/repoqa/branches.ts for what one question costs and repository.ts for what
+ * runs through which product function.
+ *
+ *   node --import tsx bench/repoqa/run.ts --model smollm2|coder [options]
+ *
+ *   --packages LIST    package names (default: every package of packages.ts for the model)
+ *   --kinds LIST       question kinds (default: the kinds kept for the model, KEPT_KINDS)
+ *   --per-package N    questions per package, kinds taken in turn (default 60)
+ *   --budgets LIST     budgets as fractions of L (default 0.05,0.1,0.25,0.5)
+ *   --grid N           run the SnapKV grid (window 8/16/32 × kernel 1/5/7 × max/avg) on N
+ *                      questions spread evenly over the selection (default 0)
+ *   --answer-tokens N  longest answer (default 32; an answer also ends once its candidate is
+ *                      settled, scoring.ts)
+ *   --jsonl FILE       per-question results, appended as they finish; a rerun skips the
+ *                      questions already there (default bench/.repoqa/runs/<model>.jsonl)
+ *   --out FILE         aggregated results (default bench/results/repoqa-<model>.json), plots
+ *                      next to it; --no-report skips both (measure only)
+ *   --limit N          stop after N new questions
+ *   --full-only        full attention only, no policy or budget (the pilot that measures which
+ *                      kinds the model answers)
+ *
+ * Models: `npm run models` (SmolLM2-135M-Instruct Q4_1; Qwen2.5-Coder-1.5B-Instruct Q4_K_M with
+ * `-- --model coder`). Repositories: `npm pack` into bench/.repoqa (packages.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadModel, type EngineModel } from '../../src/engine/model';
+import { checkRealModel } from '../../test/helpers/models';
+import { mixSeed, mulberry32 } from '../fidelity/rng';
+import type { EvictionPolicy } from '../fidelity/policy';
+import { DEFAULT_SNAPKV_ID as DEFAULT_SNAP_ID, RandomPolicy, snapKvGrid, SnapKvPolicy, StreamingLlmPolicy } from '../fidelity/policies';
+import { measureQuestion, type BranchOutcome, type StopReason } from './branches';
+import { findPackage, packageId, setupPackage, type RepoPackage } from './packages';
+import { generateQuestions, QUESTION_KINDS, type Question, type QuestionKind } from './questions';
+import { benchSession, prefixState, questionTokens, repositoryPrompt } from './repository';
+import { agrees, answerComplete, isCorrect, scoringContext } from './scoring';
+import { writeReport } from './report';
+
+/**
+ * The benchmark's models: short key → scripts/models.json id, the repositories it runs, and the
+ * question kinds kept for it (those it answers well above chance at full attention in the pilot,
+ * `--full-only`; see the README).
+ */
+export const MODELS: Record<string, { id: string; packages: readonly string[]; kinds: readonly QuestionKind[] }> = {
+  smollm2: {
+    id: 'smollm2-135m-instruct',
+    packages: ['http-errors', 'minimist', 'semver', 'body-parser', 'negotiator', 'debug', 'cross-spawn', 'mime-types', 'braces', 'depd', 'send', 'morgan', 'proxy-addr', 'compression', 'on-finished', 'finalhandler'],
+    kinds: ['doc', 'first-call', 'return', 'constant', 'param'],
+  },
+  coder: {
+    id: 'qwen2.5-coder-1.5b-instruct',
+    packages: ['negotiator', 'semver', 'body-parser', 'cross-spawn', 'mime-types', 'debug'],
+    kinds: QUESTION_KINDS,
+  },
+};
+
+/** The main policies: RepoSnap's default SnapKV and the two baselines. */
+export function mainPolicies(): EvictionPolicy[] {
+  return [new SnapKvPolicy({ window: 32, kernel: 7, pooling: 'max' }), new StreamingLlmPolicy({ sinks: 4 }), new RandomPolicy({ window: 32, seed: 1 })];
+}
+
+/** One branch as recorded in the JSONL. */
+export interface BranchRecord {
+  B: number;
+  text: string;
+  tokens: number[];
+  stop: StopReason;
+  correct: boolean;
+  /** Normalised answer equals full attention's. */
+  agree: boolean;
+  /** The answer's tokens equal full attention's. */
+  same: boolean;
+  /** Mean KL(full ‖ compressed) over the teacher-forced steps [nats]; null without steps. */
+  kl: number | null;
+  top1: number | null;
+  departedAt: number;
+  ms: number;
+}
+
+/** One question as recorded in the JSONL. */
+export interface QuestionRecord extends Question {
+  L: number;
+  prefixTokens: number;
+  suffixTokens: number;
+  prefilledTokens: number;
+  restoreMs: number;
+  prefillMs: number;
+  snapshotMs: number;
+  scoresMs: number;
+  ms: number;
+  full: { text: string; tokens: number[]; stop: StopReason; ms: number; correct: boolean };
+  keepAll?: BranchRecord;
+  /** By policy id, then by budget (the run's fractions). */
+  branches: Record<string, BranchRecord[]>;
+  /** Whether the SnapKV grid ran on this question. */
+  grid: boolean;
+}
+
+/** The settings that make JSONL records comparable (a rerun with others is refused). */
+export interface RunConfig {
+  model: string;
+  fractions: number[];
+  answerTokens: number;
+}
+
+const log = (s: string) => process.stderr.write(s + '\n');
+
+/** Indices of n items spread evenly over total (all when n ≥ total). */
+export function spread(total: number, n: number): number[] {
+  if (n <= 0) return [];
+  if (n >= total) return Array.from({ length: total }, (_, i) => i);
+  if (n === 1) return [0];
+  return [...new Set(Array.from({ length: n }, (_, i) => Math.round((i * (total - 1)) / (n - 1))))];
+}
+
+/**
+ * Chooses up to `perPackage` questions of one package: each kind's questions shuffled with a
+ * seeded generator (mulberry32, seeded by the package and the kind), then kinds taken in turn.
+ */
+export function selectQuestions(all: readonly Question[], kinds: readonly QuestionKind[], perPackage: number, seed = 13): Question[] {
+  const lists = kinds.map((k, ki) => {
+    const list = all.filter((q) => q.kind === k);
+    const rng = mulberry32(mixSeed(seed, ki, ...Buffer.from(all[0]?.repo ?? '')));
+    for (let i = list.length - 1; i > 0; i--) {
+      const j = Math.floor(rng() * (i + 1));
+      [list[i], list[j]] = [list[j]!, list[i]!];
+    }
+    return list;
+  });
+  const out: Question[] = [];
+  for (let round = 0; out.length < perPackage && lists.some((l) => l.length > round); round++) {
+    for (const l of lists) if (l[round] && out.length < perPackage) out.push(l[round]!);
+  }
+  return out;
+}
+
+/** Turns a branch outcome into its record, scored against the question and full attention. */
+export function branchRecord(b: BranchOutcome, q: Question, fullText: string, fullTokens: readonly number[], files: readonly string[]): BranchRecord {
+  const ctx = scoringContext(q, files);
+  return {
+    B: b.B,
+    text: b.text,
+    tokens: b.tokens,
+    stop: b.stop,
+    correct: isCorrect(b.text, ctx),
+    agree: agrees(b.text, fullText, ctx),
+    same: b.tokens.length === fullTokens.length && b.tokens.every((t, i) => t === fullTokens[i]),
+    kl: b.fidelity ? b.fidelity.kl : null,
+    top1: b.fidelity ? b.fidelity.top1 : null,
+    departedAt: b.departedAt,
+    ms: b.ms,
+  };
+}
+
+/** Reads a JSONL of records for this config; an empty list when the file is absent. @throws on a config mismatch. */
+export function readRecords(file: string, config: RunConfig): QuestionRecord[] {
+  if (!fs.existsSync(file)) return [];
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  if (lines.length === 0) return [];
+  const head = JSON.parse(lines[0]!) as { config?: RunConfig };
+  if (JSON.stringify(head.config) !== JSON.stringify(config)) {
+    throw new Error(`${file} was written with ${JSON.stringify(head.config)}, not ${JSON.stringify(config)}: delete it or pass another --jsonl`);
+  }
+  const out: QuestionRecord[] = [];
+  for (const l of lines.slice(1)) {
+    try {
+      out.push(JSON.parse(l) as QuestionRecord);
+    } catch {
+      // a line cut by a killed run: that question runs again
+    }
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      model: { type: 'string' },
+      packages: { type: 'string' },
+      kinds: { type: 'string' },
+      'per-package': { type: 'string' },
+      budgets: { type: 'string' },
+      grid: { type: 'string' },
+      'answer-tokens': { type: 'string' },
+      jsonl: { type: 'string' },
+      out: { type: 'string' },
+      'no-report': { type: 'boolean' },
+      limit: { type: 'string' },
+      'full-only': { type: 'boolean' },
+    },
+  });
+  const key = values.model ?? 'smollm2';
+  const spec = MODELS[key];
+  if (!spec) throw new Error(`--model: one of ${Object.keys(MODELS).join(', ')}`);
+  const root = path.resolve(__dirname, '..', '..');
+  const fullOnly = values['full-only'] ?? false;
+  const fractions = fullOnly ? [] : (values.budgets ?? '0.05,0.1,0.25,0.5').split(',').map(Number);
+  if (fractions.some((f) => !(f > 0 && f < 1))) throw new Error('--budgets: fractions in (0, 1)');
+  const answerTokens = Number(values['answer-tokens'] ?? 32);
+  const perPackage = Number(values['per-package'] ?? 60);
+  const gridN = Number(values.grid ?? 0);
+  const limit = values.limit ? Number(values.limit) : Infinity;
+  const kinds = (values.kinds ? values.kinds.split(',') : spec.kinds) as QuestionKind[];
+  for (const k of kinds) if (!QUESTION_KINDS.includes(k)) throw new Error(`--kinds: ${k} is not one of ${QUESTION_KINDS.join(', ')}`);
+  const packages: RepoPackage[] = (values.packages ? values.packages.split(',') : spec.packages).map(findPackage);
+  const jsonl = path.resolve(values.jsonl ?? path.join(root, 'bench', '.repoqa', 'runs', `${key}.jsonl`));
+  const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', `repoqa-${key}.json`));
+  const config: RunConfig = { model: spec.id, fractions, answerTokens };
+
+  const modelFile = checkRealModel(spec.id);
+  const model: EngineModel = await loadModel(modelFile);
+  const records = readRecords(jsonl, config);
+  const done = new Set(records.map((r) => r.id));
+  fs.mkdirSync(path.dirname(jsonl), { recursive: true });
+  if (!fs.existsSync(jsonl) || fs.readFileSync(jsonl, 'utf8').trim() === '') fs.writeFileSync(jsonl, JSON.stringify({ config }) + '\n');
+  log(`${spec.id}: ${records.length} questions already in ${path.relative(root, jsonl)}`);
+
+  const main = fullOnly ? [] : mainPolicies();
+  const grid = fullOnly ? [] : snapKvGrid().filter((p) => p.id !== DEFAULT_SNAP_ID);
+  const repos: { pkg: RepoPackage; questions: Question[] }[] = [];
+  const prepared = new Map<string, Awaited<ReturnType<typeof repositoryPrompt>>>();
+  const candidates: Record<string, { files: number; answers: Partial<Record<QuestionKind, number>> }> = {};
+  for (const pkg of packages) {
+    const dir = setupPackage(pkg);
+    const rp = await repositoryPrompt(model, dir, pkg.include, answerTokens);
+    prepared.set(pkg.name, rp);
+    const all = await generateQuestions(dir, rp.files, packageId(pkg));
+    repos.push({ pkg, questions: selectQuestions(all, kinds, perPackage) });
+    const answers: Partial<Record<QuestionKind, number>> = {};
+    for (const k of QUESTION_KINDS) answers[k] = new Set(all.filter((q) => q.kind === k).map((q) => q.answer.toLowerCase())).size;
+    candidates[packageId(pkg)] = { files: rp.files.length, answers };
+    log(`${packageId(pkg)}: ${rp.files.length} files, prefix ${rp.prefix.length} tokens, ${all.length} questions generated, ${repos[repos.length - 1]!.questions.length} selected`);
+  }
+  const selected = repos.flatMap((r) => r.questions);
+  const gridIds = new Set(spread(selected.length, gridN).map((i) => selected[i]!.id));
+
+  let fresh = 0;
+  const prefixTimes: { repo: string; tokens: number; prefillMs: number; prefilled: boolean; loadMs: number }[] = [];
+  const session = benchSession(model, Math.max(...[...prepared.values()].map((r) => r.contextSize)));
+  try {
+    for (const { pkg, questions } of repos) {
+      const todo = questions.filter((q) => !done.has(q.id));
+      if (todo.length === 0 || fresh >= limit) continue;
+      const rp = prepared.get(pkg.name)!;
+      const ps = await prefixState(session, rp.prefix, key, `${pkg.name}-${pkg.version}`);
+      prefixTimes.push({ repo: packageId(pkg), tokens: ps.tokens, prefillMs: ps.prefillMs, prefilled: ps.prefilled, loadMs: ps.loadMs });
+      log(`${packageId(pkg)}: prefix ${ps.tokens} tokens ${ps.prefilled ? `prefilled in ${(ps.prefillMs / 1000).toFixed(1)} s` : `loaded in ${ps.loadMs.toFixed(0)} ms`}`);
+      for (const q of todo) {
+        if (fresh >= limit) break;
+        const inGrid = gridIds.has(q.id);
+        const policies = inGrid ? [...main, ...grid] : main;
+        const prompt = new Int32Array([...rp.prefix, ...questionTokens(model, rp.layout, q.question)]);
+        if (prompt.length + answerTokens > rp.contextSize) throw new Error(`${q.id}: ${prompt.length} prompt tokens + ${answerTokens} do not fit ${rp.contextSize}`);
+        const ctx = scoringContext(q, rp.files);
+        const m = await measureQuestion(model, session, ps.snapshot, prompt, policies, { fractions, answerTokens, keepAll: fresh === 0, complete: (text) => answerComplete(text, ctx) });
+        const fullCorrect = isCorrect(m.full.text, ctx);
+        const rec: QuestionRecord = {
+          ...q,
+          L: m.L,
+          prefixTokens: m.prefixTokens,
+          suffixTokens: m.suffixTokens,
+          prefilledTokens: m.prefilledTokens,
+          restoreMs: m.restoreMs,
+          prefillMs: m.prefillMs,
+          snapshotMs: m.snapshotMs,
+          scoresMs: m.scoresMs,
+          ms: m.ms,
+          full: { text: m.full.text, tokens: m.full.tokens, stop: m.full.stop, ms: m.full.ms, correct: fullCorrect },
+          keepAll: m.keepAll ? branchRecord(m.keepAll, q, m.full.text, m.full.tokens, rp.files) : undefined,
+          branches: Object.fromEntries(Object.entries(m.branches).map(([id, list]) => [id, list.map((b) => branchRecord(b, q, m.full.text, m.full.tokens, rp.files))])),
+          grid: inGrid,
+        };
+        fs.appendFileSync(jsonl, JSON.stringify(rec) + '\n');
+        records.push(rec);
+        fresh++;
+        const snap = rec.branches[DEFAULT_SNAP_ID] ?? [];
+        log(
+          `[${records.length}/${selected.length}] ${q.id} (${q.kind}) L=${m.L} ${(m.ms / 1000).toFixed(1)} s: expected ${JSON.stringify(q.answer)}, full ${JSON.stringify(m.full.text)} ${fullCorrect ? '✓' : '✗'}; SnapKV ${snap.map((b) => (b.correct ? '✓' : '✗')).join('')} agree ${snap.map((b) => (b.agree ? '=' : '≠')).join('')}`,
+        );
+      }
+    }
+  } finally {
+    session.dispose();
+  }
+  const selectedIds = new Set(selected.map((q) => q.id));
+  const inRun = records.filter((r) => selectedIds.has(r.id));
+  if (!values['no-report']) {
+    for (const f of await writeReport(inRun, { key, modelId: spec.id, modelFile: path.basename(modelFile), config, main, grid, prefixTimes, packages, candidates, out, root })) log(`wrote ${path.relative(process.cwd(), f)}`);
+  }
+  model.dispose();
+}
+
+if (require.main === module) {
+  void main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exitCode = 1;
+  });
+}
