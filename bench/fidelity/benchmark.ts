@@ -82,8 +82,8 @@ export async function preparePrompt(forcer: TeacherForcer, tokens: readonly numb
   return { base, full, scores, tail };
 }
 
-/** Measures one prompt under every policy and budget. */
-export async function measurePrompt(forcer: TeacherForcer, prompt: Prompt, policies: readonly EvictionPolicy[], opts: MeasureOptions, withKeepAll = false): Promise<PromptMeasurement> {
+/** Measures one prompt (a story {@link Prompt} or a code prompt: its id and tokens) under every policy and budget. */
+export async function measurePrompt(forcer: TeacherForcer, prompt: Pick<Prompt, 'id' | 'tokens'>, policies: readonly EvictionPolicy[], opts: MeasureOptions, withKeepAll = false): Promise<PromptMeasurement> {
   const t0 = performance.now();
   const L = prompt.tokens.length;
   const windows = policies.map((p) => p.scoreWindow).filter((w) => w > 0);

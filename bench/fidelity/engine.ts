@@ -8,6 +8,7 @@
  * `snap` and `compact` do not depend on that counter.
  */
 import type { EngineModel } from '../../src/engine/model';
+import type { KvCacheType } from '../../src/engine/native';
 import { createSession, type EngineSession, type SnapParams, type SnapResult } from '../../src/engine/session';
 
 /** A saved sequence: llama.cpp's state bytes and the next position. */
@@ -26,11 +27,13 @@ export interface ForcerOptions {
   contextSize?: number;
   /** Threads for decode and prefill. Default 1 (the machine is shared). */
   threads?: number;
+  /** KV cache type. Default f32 (the engine's most exact setting). */
+  kvCacheType?: KvCacheType;
 }
 
 /**
- * One llama.cpp session (f32 cache, flash attention off: the engine's most exact setting) used
- * for every measurement of the benchmark.
+ * One llama.cpp session (f32 cache unless told otherwise, flash attention off: the engine's most
+ * exact setting) used for every measurement of the benchmark.
  */
 export class TeacherForcer {
   readonly session: EngineSession;
@@ -46,7 +49,7 @@ export class TeacherForcer {
       threads,
       threadsBatch: threads,
       flashAttention: 'off',
-      kvCacheType: 'f32',
+      kvCacheType: opts.kvCacheType ?? 'f32',
     });
   }
 

@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/fidelity/plot.ts [--in bench/results/fidelity.json] [--out bench/results]
  *
- * Writes fidelity.{svg,png} (quality vs budget, one line per plotted policy, 95 % bootstrap
+ * Plots take the result file's name (fidelity-coder.json → fidelity-coder.png, …). Writes fidelity.{svg,png} (quality vs budget, one line per plotted policy, 95 % bootstrap
  * bands of the mean over prompts), fidelity-snapkv-grid.{svg,png} (every SnapKV configuration)
  * and fidelity-probes.{svg,png} (retrieval recall; follow-up re-snap vs continue).
  */
@@ -19,7 +19,17 @@ export interface PlotInput {
   results: ResultRow[];
   retrieval?: RetrievalReport | null;
   followUp?: FollowUpReport | null;
-  meta: { prompts: { n: number; minL: number; maxL: number }; steps: number };
+  meta: {
+    prompts: { n: number; minL: number; maxL: number; source?: 'stories' | 'code' };
+    steps: number;
+    /** The model (`label` absent in results written before real models: stories260K). */
+    model?: { file: string; label?: string };
+  };
+}
+
+/** The model's name for titles: meta.model.label, else stories260K (the only model before issue 13). */
+export function modelLabel(input: PlotInput): string {
+  return input.meta.model?.label ?? 'stories260K';
 }
 
 /** A Vega-Lite spec (kept loose: the library validates it). */
@@ -36,7 +46,7 @@ const xBudget = { field: 'budget', type: 'quantitative', title: 'budget B/L [%] 
 function panel(title: string, yTitle: string, yScale: Record<string, unknown>, series: string[], colors: string[], legendColumns = 3): Spec {
   const color = { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: colors }, legend: { orient: 'bottom', direction: 'horizontal', columns: legendColumns, labelLimit: 320, symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 } };
   // log axes: ticks and grid lines at the decades only
-  const axis = yScale.type === 'log' ? { values: [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {};
+  const axis = yScale.type === 'log' ? { values: yTitle.startsWith('perplexity') ? [1, 1.1, 1.5, 2, 5, 10, 20, 50, 100] : [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {};
   return {
     title,
     width: 250,
@@ -65,14 +75,20 @@ export function mainSpec(input: PlotInput): Spec {
   const series = plotted.map((p) => p.label);
   const colors = PALETTE.slice(0, series.length);
   const withData = (metric: Metric, spec: Spec): Spec => ({ ...spec, data: { values: metricRows(input.results, labels, metric) } });
+  // a policy that loses the plot's scale (ratios of 10+ on a real model) would flatten the others: log axis then
+  const pplLog = input.results.some((r) => labels.has(r.policy) && r.pplRatio.mean > 3);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: `What compression costs: stories260K, ${input.meta.prompts.n} prompts of ${input.meta.prompts.minL}–${input.meta.prompts.maxL} tokens, ${input.meta.steps} teacher-forced tokens`, subtitle: 'mean over prompts; bands: 95 % bootstrap interval of the mean', fontSize: 14 },
+    title: {
+      text: `What compression costs: ${modelLabel(input)}, ${input.meta.prompts.n} ${input.meta.prompts.source === 'code' ? 'source-code prompts' : 'prompts'} of ${input.meta.prompts.minL}–${input.meta.prompts.maxL} tokens, ${input.meta.steps} teacher-forced tokens`,
+      subtitle: 'mean over prompts; bands: 95 % bootstrap interval of the mean',
+      fontSize: 14,
+    },
     config: { font: FONT, view: { stroke: null } },
     hconcat: [
       withData('top1', panel('top-1 agreement with full attention', 'top-1 agreement [%]', { zero: false }, series, colors)),
       withData('kl', panel('KL(full ‖ compressed)', 'mean KL [nats] (log scale)', { type: 'log' }, series, colors)),
-      withData('pplRatio', panel('perplexity ratio (compressed / full)', 'perplexity ratio', { zero: false }, series, colors)),
+      withData('pplRatio', pplLog ? panel('perplexity ratio (compressed / full)', 'perplexity ratio (log scale)', { type: 'log' }, series, colors) : panel('perplexity ratio (compressed / full)', 'perplexity ratio', { zero: false }, series, colors)),
     ],
     resolve: { scale: { color: 'shared' } },
   };
@@ -106,7 +122,7 @@ export function gridSpec(input: PlotInput): Spec {
   });
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: 'SnapKV grid: observation window × pooling × kernel (mean over prompts)', fontSize: 14 },
+    title: { text: `SnapKV grid on ${modelLabel(input)}: observation window × pooling × kernel (mean over prompts)`, fontSize: 14 },
     config: { font: FONT, view: { stroke: '#ddd' } },
     vconcat: [facet('top1', 'top-1 agreement [%]', { zero: false }), facet('kl', 'mean KL [nats] (log scale)', { type: 'log' })],
   };
@@ -161,13 +177,18 @@ export async function render(spec: Spec): Promise<{ svg: string; png: Buffer }> 
   return { svg, png };
 }
 
-/** Writes every plot of a result file into `dir`; returns the files written. */
-export async function writePlots(input: PlotInput, dir: string): Promise<string[]> {
+/**
+ * Writes every plot of a result file into `dir` as `<prefix>.{svg,png}`, `<prefix>-snapkv-grid.*`
+ * (when the run had more than the two plotted SnapKV settings) and `<prefix>-probes.*` (when it
+ * ran a probe); returns the files written. The prefix defaults to `fidelity` (the stories260K run's names).
+ */
+export async function writePlots(input: PlotInput, dir: string, prefix = 'fidelity'): Promise<string[]> {
   const written: string[] = [];
+  const grid = input.policies.filter((p) => p.family === 'snapkv').length > 2;
   const specs: [string, Spec | null][] = [
-    ['fidelity', mainSpec(input)],
-    ['fidelity-snapkv-grid', gridSpec(input)],
-    ['fidelity-probes', probesSpec(input)],
+    [prefix, mainSpec(input)],
+    [`${prefix}-snapkv-grid`, grid ? gridSpec(input) : null],
+    [`${prefix}-probes`, probesSpec(input)],
   ];
   for (const [name, spec] of specs) {
     if (!spec) continue;
@@ -186,7 +207,8 @@ async function main(): Promise<void> {
   const root = path.resolve(__dirname, '..', '..');
   const file = values.in ?? path.join(root, 'bench', 'results', 'fidelity.json');
   const input = JSON.parse(fs.readFileSync(file, 'utf8')) as PlotInput;
-  for (const f of await writePlots(input, values.out ?? path.dirname(file))) console.log(`wrote ${path.relative(process.cwd(), f)}`);
+  // plots are named after the result file: fidelity.json → fidelity.png, fidelity-coder.json → fidelity-coder.png
+  for (const f of await writePlots(input, values.out ?? path.dirname(file), path.basename(file, '.json'))) console.log(`wrote ${path.relative(process.cwd(), f)}`);
 }
 
 if (require.main === module) void main();

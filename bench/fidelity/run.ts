@@ -1,31 +1,49 @@
 /**
  * bench/fidelity: what SnapKV compression costs on a real trained model, against full
- * attention and other eviction policies (issue 7).
+ * attention and other eviction policies (issues 7 and 13).
  *
  *   node --import tsx bench/fidelity/run.ts [options]
  *
- *   --prompts N        prompts to run, evenly spread over the cached lengths (default: all 48)
+ *   --model NAME       tiny (stories260K, default), smollm2, coder (`npm run models`), or a .gguf path
+ *   --source KIND      stories (stories260K's own, cached in prompts.json; tiny only) or code (real
+ *                      source files of npm packages in node_modules, code-prompts.ts); default:
+ *                      stories for tiny, code for any other model
+ *   --prompts N        stories: prompts to run, evenly spread over the cached lengths (default: all
+ *                      48); code: prompts to build (default 24)
+ *   --lengths MIN-MAX  code prompts' lengths [tokens], evenly spaced (default 1024-4096)
+ *   --kv TYPE          KV cache type (default f32)
+ *   --resume           keep the prompts already measured in the checkpoint under the same settings
+ *                      (each prompt is appended there as it finishes)
+ *   --checkpoint FILE  the checkpoint (default $TMPDIR/reposnap-fidelity/<out's name>.partial.jsonl)
+ *   --no-device-check  skip the on-device SnapKV check (RepoSnap's own snap vs the host selection)
  *   --budgets LIST     budgets as fractions of L (default 0.05,0.1,0.25,0.5)
  *   --steps N          teacher-forced tokens after compression (default 64)
  *   --grid full|main   SnapKV configurations: the whole window × pooling × kernel grid (default)
  *                      or only the plotted two
- *   --retrieval N      retrieval-probe items (default: all cached; 0 skips the probe)
- *   --follow-up N      follow-up-probe threads (default 16; 0 skips the probe)
+ *   --retrieval N      retrieval-probe items (default: all cached; 0 skips the probe; stories only)
+ *   --follow-up N      follow-up-probe threads (default 16; 0 skips the probe; stories only)
  *   --regenerate       sample prompts.json again (prompts, retrieval items) from the model
  *   --threads N        llama.cpp threads (default 1: the machine is shared)
- *   --out FILE         result JSON (default bench/results/fidelity.json); plots go next to it
+ *   --out FILE         result JSON (default bench/results/fidelity.json for tiny, else
+ *                      fidelity-<model>.json); plots go next to it, named after it
  *   --no-plots         skip the SVG/PNG plots
  *
  * A quick run: --prompts 6 --grid main --retrieval 8 --follow-up 3 --out /tmp/fidelity.json
- * Model: ../shared/models/stories260K.gguf (sha256 checked), f32 KV cache, flash attention off.
+ * Real models: --model smollm2 --grid main --lengths 1024-4096; --model coder --grid main
+ *   --lengths 2048-8192 --steps 32 --threads 2 --resume (see README, "Fidelity").
+ * Models are sha256 checked; f32 KV cache, flash attention off.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { KvCacheType } from '../../src/engine/native';
 import { loadModel } from '../../src/engine/model';
-import { checkTinyModel, TINY_MODEL_SHA256 } from '../../test/helpers/models';
+import { TINY_MODEL_SHA256 } from '../../test/helpers/models';
+import { resolveBenchModel } from '../models';
 import { measurePrompt, type PromptMeasurement } from './benchmark';
+import { Checkpoint } from './checkpoint';
+import { codePrompts, type CodePrompt } from './code-prompts';
 import { TeacherForcer } from './engine';
 import { followUpItems, runFollowUpItem, type FollowUpResult } from './follow-up';
 import { summarize } from './metrics';
@@ -67,6 +85,13 @@ async function main(): Promise<void> {
       threads: { type: 'string' },
       out: { type: 'string' },
       'no-plots': { type: 'boolean' },
+      model: { type: 'string' },
+      source: { type: 'string' },
+      lengths: { type: 'string' },
+      kv: { type: 'string' },
+      resume: { type: 'boolean' },
+      'no-device-check': { type: 'boolean' },
+      checkpoint: { type: 'string' },
     },
   });
   const t0 = performance.now();
@@ -75,28 +100,51 @@ async function main(): Promise<void> {
   const steps = Number(values.steps ?? 64);
   const threads = Number(values.threads ?? 1);
   const grid = values.grid ?? 'full';
-  const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', 'fidelity.json'));
+  const bench = resolveBenchModel(values.model ?? 'tiny');
+  const source = values.source ?? (bench.id === 'tiny' ? 'stories' : 'code');
+  const kv = (values.kv ?? 'f32') as KvCacheType;
+  const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', bench.id === 'tiny' ? 'fidelity.json' : `fidelity-${bench.short}.json`));
   if (fractions.some((f) => !(f > 0 && f <= 1))) throw new Error('--budgets: fractions in (0, 1]');
+  if (!(steps >= 1)) throw new Error('--steps: a positive number of tokens');
   if (grid !== 'full' && grid !== 'main') throw new Error('--grid: full or main');
+  if (source !== 'stories' && source !== 'code') throw new Error('--source: stories or code');
+  if (source === 'stories' && bench.id !== 'tiny') throw new Error('--source stories: the cached stories are stories260K\'s own (--model tiny); use --source code with a real model');
+  if (source === 'code' && (Number(values.retrieval ?? 0) > 0 || Number(values['follow-up'] ?? 0) > 0)) throw new Error('--retrieval and --follow-up probe story prompts: use them with --source stories');
+  const lengthMatch = /^(\d+)-(\d+)$/.exec(values.lengths ?? '1024-4096');
+  if (!lengthMatch) throw new Error('--lengths: MIN-MAX in tokens, e.g. 1024-4096');
+  const [minTokens, maxTokens] = [Number(lengthMatch[1]), Number(lengthMatch[2])];
 
-  const modelFile = checkTinyModel();
+  const modelFile = bench.file;
   const model = await loadModel(modelFile);
-  const forcer = new TeacherForcer(model, { threads, contextSize: 2048 });
+  // the longest prompt, its continuation and one spare batch of the window re-decode
+  const contextSize = source === 'stories' ? 2048 : maxTokens + steps + 64;
+  if (source === 'code' && contextSize > model.info.nCtxTrain) throw new Error(`--lengths: ${maxTokens} tokens + ${steps} steps exceed ${bench.label}'s training context of ${model.info.nCtxTrain}`);
+  const forcer = new TeacherForcer(model, { threads, contextSize, kvCacheType: kv });
 
-  // prompts (cached)
-  let cache: PromptCache | null = values.regenerate ? null : readPromptCache(TINY_MODEL_SHA256);
-  if (!cache) {
-    log('generating prompts with the model …');
-    cache = { model: { file: path.basename(modelFile), sha256: TINY_MODEL_SHA256 }, generator: DEFAULT_GENERATOR, prompts: await generatePrompts(forcer, 48) };
-    writePromptCache(cache);
+  // prompts: stories (cached) or code (built from node_modules)
+  let cache: PromptCache | null = null;
+  let prompts: (Pick<Prompt, 'id' | 'tokens'> & Partial<CodePrompt>)[];
+  let codePackages: string[] = [];
+  if (source === 'stories') {
+    cache = values.regenerate ? null : readPromptCache(TINY_MODEL_SHA256);
+    if (!cache) {
+      log('generating prompts with the model …');
+      cache = { model: { file: path.basename(modelFile), sha256: TINY_MODEL_SHA256 }, generator: DEFAULT_GENERATOR, prompts: await generatePrompts(forcer, 48) };
+      writePromptCache(cache);
+    }
+    if (!cache.retrieval) {
+      log('choosing retrieval items (full attention + control) …');
+      cache.retrieval = await generateRetrieval(forcer, log);
+      writePromptCache(cache);
+    }
+    const c = cache;
+    prompts = spread(c.prompts.length, Number(values.prompts ?? c.prompts.length)).map((i) => c.prompts[i]!);
+  } else {
+    const built = codePrompts((text) => model.tokenize(text, { addSpecial: true }), { n: Number(values.prompts ?? 24), minTokens, maxTokens });
+    prompts = built.prompts;
+    codePackages = built.packages;
+    log(`${prompts.length} code prompts of ${minTokens}–${maxTokens} tokens from ${codePackages.length} packages`);
   }
-  if (!cache.retrieval) {
-    log('choosing retrieval items (full attention + control) …');
-    cache.retrieval = await generateRetrieval(forcer, log);
-    writePromptCache(cache);
-  }
-  const retrievalCache = cache.retrieval as RetrievalCache;
-  const prompts: Prompt[] = spread(cache.prompts.length, Number(values.prompts ?? cache.prompts.length)).map((i) => cache.prompts[i]!);
 
   // policies
   const defaultSnap = new SnapKvPolicy({ window: 32, kernel: 7, pooling: 'max' });
@@ -114,18 +162,36 @@ async function main(): Promise<void> {
     plotted: plottedIds.includes(p.id),
   }));
 
-  // main measurement
+  // main measurement, appended prompt by prompt to a checkpoint (--resume keeps what it holds)
+  const deviceCheck = values['no-device-check'] ? undefined : defaultSnap;
+  const checkpointFile = path.resolve(values.checkpoint ?? path.join(os.tmpdir(), 'reposnap-fidelity', path.basename(out, '.json') + '.partial.jsonl'));
+  const checkpoint = Checkpoint.open<PromptMeasurement>(checkpointFile, {
+    model: { file: path.basename(modelFile), sha256: bench.sha256 },
+    engine: { kv, threads: null, contextSize },
+    prompts: prompts.map((p) => ({ id: p.id, sha256: p.tokensSha256 ?? null, L: p.tokens.length })),
+    fractions,
+    steps,
+    policies: policies.map((p) => p.id),
+    deviceCheck: deviceCheck?.id ?? null,
+  }, values.resume ?? false);
+  if (checkpoint.done.size) log(`resuming: ${checkpoint.done.size} prompts already measured in ${path.relative(process.cwd(), checkpoint.file)}`);
   const measurements: PromptMeasurement[] = [];
   for (const [i, prompt] of prompts.entries()) {
-    const m = await measurePrompt(forcer, prompt, policies, { fractions, steps, deviceCheck: defaultSnap }, i === 0);
+    let m = checkpoint.done.get(prompt.id);
+    if (!m) {
+      m = await measurePrompt(forcer, prompt, policies, { fractions, steps, deviceCheck }, i === 0);
+      checkpoint.append(m);
+      const d = m.byPolicy[DEFAULT_SNAPKV_ID]!;
+      log(`prompt ${i + 1}/${prompts.length} (L = ${m.L}): ${(m.ms / 1000).toFixed(1)} s; SnapKV default top-1 ${d.map((f) => (100 * f.top1).toFixed(0)).join('/')} %`);
+    }
     measurements.push(m);
-    const d = m.byPolicy[DEFAULT_SNAPKV_ID]!;
-    log(`prompt ${i + 1}/${prompts.length} (L = ${m.L}): ${(m.ms / 1000).toFixed(1)} s; SnapKV default top-1 ${d.map((f) => (100 * f.top1).toFixed(0)).join('/')} %`);
   }
   const mainSeconds = (performance.now() - t0) / 1000;
+  const measuredSeconds = measurements.reduce((a, m) => a + m.ms / 1000, 0);
   const rows = resultRows(measurements, policies, fractions);
 
   // retrieval probe
+  const retrievalCache = (cache?.retrieval ?? { items: [], fillers: [], candidates: 0, fullRecalled: 0 }) as RetrievalCache;
   const nRetrieval = Number(values.retrieval ?? retrievalCache.items.length);
   const retrievalPolicies = policies.filter((p) => plottedIds.includes(p.id));
   const retrievalResults: RetrievalItemResult[] = [];
@@ -136,9 +202,9 @@ async function main(): Promise<void> {
   if (retrieval) log(`retrieval: ${retrieval.items} items, full attention recall ${(100 * retrieval.fullRecall.rate).toFixed(0)} %`);
 
   // follow-up probe
-  const nFollow = Number(values['follow-up'] ?? 16);
+  const nFollow = Number(values['follow-up'] ?? (source === 'stories' ? 16 : 0));
   const followResults: FollowUpResult[][] = [];
-  for (const item of nFollow > 0 ? followUpItems(cache.prompts, nFollow, FOLLOW_UP_PREFIX) : []) {
+  for (const item of nFollow > 0 && cache ? followUpItems(cache.prompts, nFollow, FOLLOW_UP_PREFIX) : []) {
     followResults.push(await runFollowUpItem(forcer, item, fractions, { window: 32, kernel: 7, pooling: 'max', answer1: 32, answer2: steps }));
   }
   const followUp = followResults.length ? followUpReport(followResults, fractions, FOLLOW_UP_PREFIX, { window: 32, kernel: 7, pooling: 'max' }) : null;
@@ -163,12 +229,37 @@ async function main(): Promise<void> {
     };
   });
 
+  const headSize = model.info.nEmbd / model.info.nHead;
   const report = {
-    issue: 7,
+    issue: source === 'stories' ? 7 : 13,
     meta: {
-      model: { file: path.basename(modelFile), sha256: TINY_MODEL_SHA256, nLayer: model.info.nLayer, nHeadKv: model.info.nHeadKv, nHead: model.info.nHead, nCtxTrain: model.info.nCtxTrain, trainedSequenceLength: 512 },
-      engine: { kvCacheType: 'f32', flashAttention: 'off', threads, contextSize: 2048 },
-      prompts: { n: prompts.length, ids: prompts.map((p) => p.id), minL: Math.min(...lengths), maxL: Math.max(...lengths), meanL: r6(lengths.reduce((a, b) => a + b, 0) / lengths.length) },
+      model: {
+        file: path.basename(modelFile),
+        label: bench.label,
+        sha256: bench.sha256,
+        nLayer: model.info.nLayer,
+        nHeadKv: model.info.nHeadKv,
+        nHead: model.info.nHead,
+        headSize,
+        nCtxTrain: model.info.nCtxTrain,
+        ...(bench.id === 'tiny' ? { trainedSequenceLength: 512 } : {}),
+      },
+      engine: { kvCacheType: kv, flashAttention: 'off', threads, contextSize },
+      prompts: {
+        source: source as 'stories' | 'code',
+        n: prompts.length,
+        ids: prompts.map((p) => p.id),
+        minL: Math.min(...lengths),
+        maxL: Math.max(...lengths),
+        meanL: r6(lengths.reduce((a, b) => a + b, 0) / lengths.length),
+        ...(source === 'code'
+          ? {
+              packages: codePackages,
+              note: 'each prompt: files of one npm package (then the next packages) in path order, each after a `// <package>/<path>` line, cut to L tokens',
+              perPrompt: prompts.map((p) => ({ id: p.id, L: p.tokens.length, source: p.source, files: p.files, tokensSha256: p.tokensSha256 })),
+            }
+          : {}),
+      },
       steps,
       fractions,
       grid,
@@ -178,6 +269,7 @@ async function main(): Promise<void> {
       startedAt: new Date(Date.now() - runSeconds * 1000).toISOString(),
       runSeconds: r6(runSeconds),
       mainSeconds: r6(mainSeconds),
+      measuredSeconds: r6(measuredSeconds),
       machine: { cpus: os.cpus().length, node: process.version },
     },
     policies: policyRecords,
@@ -204,7 +296,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' ? r6(v) : v), 1) + '\n');
   log(`wrote ${path.relative(process.cwd(), out)} (${runSeconds.toFixed(0)} s)`);
-  if (!values['no-plots']) for (const f of await writePlots(report, path.dirname(out))) log(`wrote ${path.relative(process.cwd(), f)}`);
+  if (!values['no-plots']) for (const f of await writePlots(report, path.dirname(out), path.basename(out, '.json'))) log(`wrote ${path.relative(process.cwd(), f)}`);
 
   console.log(markdownTable(rows, policyRecords.filter((p) => p.plotted)));
   if (retrieval) {
