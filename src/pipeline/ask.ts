@@ -255,8 +255,6 @@ export interface FittedThread {
   dropped: number;
   /** Tokens of the kept turns and the question (what follows the repository). */
   tokens: Int32Array;
-  /** Tokens of the question's own turn. */
-  questionTokens: number;
   /** The room the thread had [tokens]. */
   room: number;
 }
@@ -293,7 +291,7 @@ export function fitThread(
   }
   const turns = history.slice(history.length - kept);
   const tokens = threadTokens(model, layout, [...turns, { question }]);
-  return { turns, dropped: history.length - kept, tokens, questionTokens: current.length, room };
+  return { turns, dropped: history.length - kept, tokens, room };
 }
 
 /** Length of the common prefix of two token sequences. */
@@ -351,9 +349,6 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
   const questionRoom = Math.max(suffix.length, Math.min(questionReserve(contextSize), fit.room));
   const reserve = layout.head.length + questionRoom + maxTokens;
   const tokenBudget = contextSize - reserve;
-  if (req.snap.enabled && earlier.length === 0 && fit.questionTokens < req.snap.window) {
-    onEvent({ kind: 'notice', message: `the question is shorter than the observation window (${req.snap.window} tokens): the window also covers the end of the repository` });
-  }
 
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
