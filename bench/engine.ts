@@ -1,18 +1,24 @@
 /**
  * bench/engine: our engine against full attention and against node-llama-cpp's prebuilt
- * llama.cpp, on a synthetic model, all in one run. Prints a table and writes
- * bench/results/engine-<date>.json.
+ * llama.cpp, on a synthetic or a real model, all in one run. Prints a table and writes
+ * bench/results/engine-<date>[-<model>][-…].json.
  *
  *   node --expose-gc --import tsx bench/engine.ts [--lengths 2048,8192,16384,32768] [--budgets 256,1024,2048]
- *        [--decode 16] [--fa on|off] [--no-nlc] [--model file.gguf] [--shape layers,embd,heads,kvHeads,ff]
- *        [--weights f16|q8_0]
+ *        [--decode 16] [--fa on|off] [--no-nlc] [--nlc-threads default,1,2]
+ *        [--model smollm2|coder|file.gguf] [--shape layers,embd,heads,kvHeads,ff] [--weights f16|q8_0]
+ *        [--out file.json]
  *
- * Per L: prefill tok/s (ours; node-llama-cpp at its default threads and at its best explicit
- * setting), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
- * uncompressed at L = B (the physical bound), KV bytes before/after, and the peak resident
- * memory of prefill and of snap (VmHWM, reset between phases through /proc/self/clear_refs).
+ * Per L: prefill tok/s (ours; node-llama-cpp at each --nlc-threads setting, the best of them
+ * compared), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
+ * uncompressed at L = B (a plain context of B), KV bytes before/after, the peak resident memory of
+ * prefill and of snap (VmHWM, reset between phases through /proc/self/clear_refs), and the
+ * physical bound of decode's speed-up: decode reads every weight and every KV cell once per token,
+ * so full ÷ B can be at most (weights + KV_L) / (weights + KV_B) in bytes read per token (weights =
+ * llama_model_size, all tensors; KV = bytes per cell × cells). Prompts are seeded random tokens
+ * (speed does not depend on the text).
  * Default model: synthetic llama, 8 layers, n_embd 1024, 16/4 heads (head size 64), n_ff 2816,
- * vocabulary 32,000, F16 weights (llama_model_init_from_user), under bench/.models.
+ * vocabulary 32,000, F16 weights (llama_model_init_from_user), under bench/.models. `--model`
+ * takes a real model of `npm run models` by name (bench/models.ts) or a GGUF path.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,6 +29,7 @@ import { loadModel, type EngineModel } from '../src/engine/model';
 import { createSession, type EngineSession } from '../src/engine/session';
 import { ensureSyntheticModel } from '../src/engine/synthetic';
 import { defaultThreads } from '../src/engine/threads';
+import { resolveBenchModel } from './models';
 
 const SHAPE = { nLayer: 8, nEmbd: 1024, nHead: 16, nHeadKv: 4, nFf: 2816, nVocab: 32000, nCtx: 131072, weightType: 'f16' as 'f16' | 'q8_0', seed: 1 };
 
@@ -65,6 +72,8 @@ async function main() {
       model: { type: 'string' },
       shape: { type: 'string' },
       weights: { type: 'string' },
+      'nlc-threads': { type: 'string' },
+      out: { type: 'string' },
     },
   });
   // --shape layers,embd,heads,kvHeads,ff (synthetic model of another size)
@@ -81,11 +90,15 @@ async function main() {
   const budgets = (values.budgets ?? '256,1024,2048').split(',').map(Number);
   const steps = Number(values.decode ?? 16);
   const fa = (values.fa ?? 'on') as 'on' | 'off';
-  const file = values.model ?? (await ensureSyntheticModel(path.join(__dirname, '.models'), shape));
+  const bench = values.model ? resolveBenchModel(values.model) : null;
+  const file = bench?.file ?? (await ensureSyntheticModel(path.join(__dirname, '.models'), shape));
+  const nlcThreads = (values['nlc-threads'] ?? 'default,1,2').split(',').map((t) => t.trim());
+  if (nlcThreads.some((t) => t !== 'default' && !(Number(t) >= 1))) throw new Error('--nlc-threads: a list of thread counts or default, e.g. default,1,2');
   const model: EngineModel = await loadModel(file);
   let seed = 7;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % (model.info.nVocab - 3)) + 3;
   const threads = defaultThreads();
+  const weightBytes = model.info.sizeBytes;
   const results: Record<string, unknown>[] = [];
 
   for (const L of lengths) {
@@ -125,14 +138,27 @@ async function main() {
       await p.prefill(prompt.slice(0, B));
       const plainMs = await decodeMs(p, steps, rand);
       p.dispose();
-      (row.byBudget as Record<string, unknown>[]).push({ B, snapMs: r.ms, snapShare: r.ms / prefillMs, snapPeakBytes: snapPeak, rssBeforeSnapBytes: rssBeforeSnap, kvBytesAfter: kvAfter, decodeMs: dms, decodeMsPlainB: plainMs });
+      const kvBefore = row.kvBytesBefore as number;
+      (row.byBudget as Record<string, unknown>[]).push({
+        B,
+        snapMs: r.ms,
+        snapShare: r.ms / prefillMs,
+        snapPeakBytes: snapPeak,
+        rssBeforeSnapBytes: rssBeforeSnap,
+        kvBytesAfter: kvAfter,
+        decodeMs: dms,
+        decodeMsPlainB: plainMs,
+        speedup: (row.decodeMsFull as number) / dms,
+        boundSpeedup: (weightBytes + kvBefore) / (weightBytes + kvAfter),
+      });
     }
 
     fs.rmSync(stateFile, { force: true });
     if (!values['no-nlc']) {
-      row.nlcDefault = nlc(file, L, 'default', fa, steps);
-      row.nlc1 = nlc(file, L, '1', fa, steps);
-      row.nlc2 = nlc(file, L, '2', fa, steps);
+      for (const t of nlcThreads) {
+        row[t === 'default' ? 'nlcDefault' : `nlc${t}`] = nlc(file, L, t, fa, steps);
+        console.error(`[bench] L=${L} node-llama-cpp threads=${t}: ${JSON.stringify(row[t === 'default' ? 'nlcDefault' : `nlc${t}`])}`);
+      }
     }
     results.push(row);
     console.error(`[bench] L=${L} done`);
@@ -140,25 +166,27 @@ async function main() {
 
   const f = (x: unknown, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
   const mib = (x: unknown) => (typeof x === 'number' ? (x / 2 ** 20).toFixed(0) : '–');
-  console.log(`model ${path.basename(file)}: ${model.info.description}, ${model.info.nLayer} layers, n_embd ${model.info.nEmbd}, heads ${model.info.nHead}/${model.info.nHeadKv}, vocab ${model.info.nVocab}; flash attention ${fa}; threads ${threads.threads}/${threads.threadsBatch} (decode/prefill); ${os.cpus().length} CPUs`);
-  console.log('\n| L | prefill tok/s (ours) | nlc default | nlc threads=1 | nlc threads=2 | ours / nlc best | decode ms/tok full | nlc default | nlc best | KV MiB | prefill peak MiB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log(`model ${path.basename(file)}: ${model.info.description}, ${model.info.nLayer} layers, n_embd ${model.info.nEmbd}, heads ${model.info.nHead}/${model.info.nHeadKv}, vocab ${model.info.nVocab}, weights ${mib(weightBytes)} MiB; flash attention ${fa}; threads ${threads.threads}/${threads.threadsBatch} (decode/prefill); ${os.cpus().length} CPUs`);
+  const nlcKeys = nlcThreads.map((t) => (t === 'default' ? 'nlcDefault' : `nlc${t}`));
+  console.log(`\n| L | prefill tok/s (ours) | ${nlcThreads.map((t) => `nlc threads=${t}`).join(' | ')} | ours / nlc best | decode ms/tok full | nlc best | KV MiB | prefill peak MiB |`);
+  console.log(`|---|---|${nlcThreads.map(() => '---|').join('')}---|---|---|---|---|`);
   for (const r of results) {
     const n = (k: string) => r[k] as { prefillTokS?: number; decodeMs?: number } | undefined;
-    const bestPrefill = Math.max(n('nlc1')?.prefillTokS ?? 0, n('nlc2')?.prefillTokS ?? 0, n('nlcDefault')?.prefillTokS ?? 0);
-    const bestDecode = Math.min(n('nlc1')?.decodeMs ?? Infinity, n('nlc2')?.decodeMs ?? Infinity, n('nlcDefault')?.decodeMs ?? Infinity);
-    console.log(`| ${r.L} | ${f(r.prefillTokS, 0)} | ${f(n('nlcDefault')?.prefillTokS, 0)} | ${f(n('nlc1')?.prefillTokS, 0)} | ${f(n('nlc2')?.prefillTokS, 0)} | ${bestPrefill ? f((r.prefillTokS as number) / bestPrefill, 2) : '–'} | ${f(r.decodeMsFull, 2)} | ${f(n('nlcDefault')?.decodeMs, 2)} | ${f(bestDecode, 2)} | ${mib(r.kvBytesBefore)} | ${mib(r.prefillPeakBytes)} |`);
+    const bestPrefill = Math.max(0, ...nlcKeys.map((k) => n(k)?.prefillTokS ?? 0));
+    const bestDecode = Math.min(Infinity, ...nlcKeys.map((k) => n(k)?.decodeMs ?? Infinity));
+    console.log(`| ${r.L} | ${f(r.prefillTokS, 0)} | ${nlcKeys.map((k) => `${f(n(k)?.prefillTokS, 0)} (${f(n(k)?.decodeMs, 0)} ms)`).join(' | ')} | ${bestPrefill ? f((r.prefillTokS as number) / bestPrefill, 2) : '–'} | ${f(r.decodeMsFull, 2)} | ${f(bestDecode, 2)} | ${mib(r.kvBytesBefore)} | ${mib(r.prefillPeakBytes)} |`);
   }
-  console.log('\n| L | B | snap ms | snap / prefill | RSS before snap MiB | snap peak MiB | decode ms/tok at B | plain context of B | vs full | KV MiB after | KV ratio | B/L |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| L | B | snap ms | snap / prefill | RSS before snap MiB | snap peak MiB | decode ms/tok at B | plain context of B | full ÷ B | bound (W + KV_L) / (W + KV_B) | KV MiB after | KV ratio | B/L |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     for (const b of r.byBudget as Record<string, number>[]) {
-      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.rssBeforeSnapBytes)} | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f((r.decodeMsFull as number) / b.decodeMs!, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
+      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.rssBeforeSnapBytes)} | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f(b.speedup, 2)}× | ${f(b.boundSpeedup, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
     }
   }
-  const out = path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}${values.weights && values.weights !== 'f16' ? `-${values.weights}` : ''}${values.lengths ? `-L${lengths.join('-')}` : ''}.json`);
+  const tag = `${bench ? `-${bench.short}` : ''}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}${values.weights && values.weights !== 'f16' ? `-${values.weights}` : ''}${values.lengths ? `-L${lengths.join('-')}` : ''}`;
+  const out = path.resolve(values.out ?? path.join(__dirname, 'results', `engine-${new Date().toISOString().slice(0, 10)}${tag}.json`));
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), shape, fa, threads, steps, results }, null, 2) + '\n');
+  fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), modelLabel: bench?.label ?? null, weightBytes, shape: bench ? null : shape, fa, threads, steps, results }, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
   model.dispose();
 }
