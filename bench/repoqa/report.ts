@@ -127,8 +127,9 @@ export interface KindRow {
   n: number;
   full: Proportion;
   /**
-   * Accuracy of a uniform guess, mean over the kind's questions: among the repository's files for
-   * `file`, else among the distinct answers of that kind in the repository (all generated questions).
+   * Accuracy of a uniform guess, mean over the kind's questions: among the repository's files
+   * (`file`), its functions (`doc`, `first-call`), or the distinct answers of that kind among all
+   * its generated questions (`param`, `return`, `constant`).
    */
   chance: number;
   byPolicy: { policy: string; fraction: number; accuracy: number; agreement: number }[];
@@ -206,12 +207,14 @@ export function markdownTable(rows: readonly ResultRow[]): string {
 export interface ReportInput {
   /** Short model key (`smollm2`, `coder`). */
   key: string;
+  /** Kinds the model answers well above chance at full attention (accuracy is also reported on them apart). */
+  answerable: readonly string[];
   modelId: string;
   modelFile: string;
   config: RunConfig;
   main: readonly EvictionPolicy[];
   grid: readonly EvictionPolicy[];
-  prefixTimes: { repo: string; tokens: number; prefillMs: number; prefilled: boolean; loadMs: number }[];
+  prefixTimes: { repo: string; tokens: number; prefillMs: number; prefilledAt?: string; loadMs?: number }[];
   packages: readonly RepoPackage[];
   /** Per repository id: its files and the distinct answers of each kind among all its generated questions (the chance levels). */
   candidates: Record<string, { files: number; answers: Partial<Record<string, number>> }>;
@@ -239,6 +242,13 @@ export function buildReport(records: readonly QuestionRecord[], input: ReportInp
       gridRows.push(...rowsFor(gridRecords, p.id, name, fractions, snapId));
     }
   }
+  const kept = records.filter((r) => input.answerable.includes(r.kind));
+  const answerable = {
+    kinds: input.answerable,
+    n: kept.length,
+    note: 'accuracy on the kinds the model answers well above chance at full attention (agreement and KL: all questions, in results)',
+    results: kept.length === records.length ? null : [fullRow(kept), ...input.main.flatMap((p) => rowsFor(kept, p.id, policyName(p.id, snapId), fractions, snapId))],
+  };
   const summary: SummaryRow[] = [...rows, ...gridRows.filter((r) => !r.policy.startsWith('full'))].map((r) => ({
     model: input.modelId,
     policy: r.policy,
@@ -255,7 +265,7 @@ export function buildReport(records: readonly QuestionRecord[], input: ReportInp
       rs.map((r) => {
         const c = input.candidates[r.repo];
         if (!c) return NaN;
-        return kind === 'file' ? 1 / c.files : 1 / Math.max(1, c.answers[kind] ?? 1);
+        return kind === 'file' ? 1 / c.files : 1 / Math.max(1, c.answers[kind === 'doc' || kind === 'first-call' ? 'functions' : kind] ?? 1);
       }),
     );
     const byPolicy = input.main.flatMap((p) =>
@@ -320,12 +330,13 @@ export function buildReport(records: readonly QuestionRecord[], input: ReportInp
       prefixVsQuestionPrefill: { prefixMs: r6(prefixMsPerQuestion), questionPrefillMs: r6(mean(records.map((r) => r.prefillMs))) },
     },
     results: rows,
+    answerable,
     grid: gridRows,
     byKind,
     byRepo,
     timing,
     targets,
-    markdown: markdownTable(rows),
+    markdown: markdownTable(rows) + (answerable.results ? `\n\nkinds ${input.answerable.join(', ')} (n = ${kept.length}):\n\n${markdownTable(answerable.results)}` : ''),
   };
 }
 

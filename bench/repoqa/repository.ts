@@ -101,6 +101,17 @@ export interface PrefixState {
   loadMs: number;
 }
 
+/** Where the prefix state of a repository lives (without extension: `.state`, `.json`). */
+function stateBase(prefix: ArrayLike<number>, modelKey: string, repoKey: string, dir: string): string {
+  return path.join(dir, modelKey, `${repoKey}-${tokensHash(prefix)}`);
+}
+
+/** What the state's sidecar records about its prefill: tokens, wall time [ms], when; null when absent. */
+export function readPrefixMeta(prefix: ArrayLike<number>, modelKey: string, repoKey: string, dir = path.join(WORK_DIR, 'state')): { tokens: number; prefillMs: number; at?: string } | null {
+  const meta = `${stateBase(prefix, modelKey, repoKey, dir)}.json`;
+  return fs.existsSync(meta) ? (JSON.parse(fs.readFileSync(meta, 'utf8')) as { tokens: number; prefillMs: number; at?: string }) : null;
+}
+
 /** SHA-256 of a token sequence (the state file's key). */
 export function tokensHash(tokens: ArrayLike<number>): string {
   return createHash('sha256').update(Buffer.from(Int32Array.from(tokens).buffer)).digest('hex').slice(0, 16);
@@ -112,7 +123,7 @@ export function tokensHash(tokens: ArrayLike<number>): string {
  * the prefix.
  */
 export async function prefixState(session: EngineSession, prefix: Int32Array, modelKey: string, repoKey: string, dir = path.join(WORK_DIR, 'state')): Promise<PrefixState> {
-  const base = path.join(dir, modelKey, `${repoKey}-${tokensHash(prefix)}`);
+  const base = stateBase(prefix, modelKey, repoKey, dir);
   const meta = `${base}.json`;
   session.clear();
   if (fs.existsSync(meta) && fs.existsSync(`${base}.state`)) {

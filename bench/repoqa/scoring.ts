@@ -11,7 +11,8 @@
  *    "The first parameter of charset is available." → `available`.
  * The candidate is then normalised: quotes, brackets, trailing punctuation (`.,;:!?`) and a
  * trailing call `()` / `(…)` removed, case folded, and by the kind of answer:
- *    - path (`file`): a leading `./` or `/` dropped; the expected file's name alone stands for
+ *    - path (`file`): a leading `./` or `/` and a trailing `:line` (`:line:column`) dropped (the
+ *      product's prompt asks for `path:line` citations); the expected file's name alone stands for
  *      its path when no other file of the repository has that name;
  *    - identifier (`doc`, `first-call`, `param`, and `return` of an identifier): a dotted
  *      candidate (`exports.log`) reduced to its last segment;
@@ -54,7 +55,7 @@ export function scoringContext(q: Pick<Question, 'kind' | 'answer' | 'subject'>,
   return { kind: q.kind, expected: q.answer, subject: q.kind === 'doc' ? '' : q.subject, files };
 }
 
-const PATH_LIKE = /^[\w@.\-/]*(\/[\w@.\-]+|\.(c|m)?(js|ts)x?|\.json)$/i;
+const PATH_LIKE = /^[\w@.\-/]*(\/[\w@.\-]+|\.(c|m)?(js|ts)x?|\.json)(:\d+){0,2}$/i;
 
 /** Strips quotes, brackets, trailing punctuation and a trailing call. */
 function strip(s: string): string {
@@ -129,7 +130,7 @@ export function answerComplete(answer: string, ctx: ScoringContext): boolean {
 export function normalise(candidate: string, type: AnswerType, files: readonly string[] = []): string {
   let c = strip(candidate).toLowerCase();
   if (type === 'path') {
-    c = c.replace(/^\.?\//, '');
+    c = c.replace(/^\.?\//, '').replace(/(:\d+){1,2}$/, '');
     if (!c.includes('/')) {
       const same = files.filter((f) => f.toLowerCase() === c || f.toLowerCase().endsWith(`/${c}`));
       if (same.length === 1) c = same[0]!.toLowerCase();

@@ -43,6 +43,9 @@ test('the scorer on hand-written answers', () => {
   // … but not when two files have that name
   assert.ok(!isCorrect('index.js', ctx('file', 'src/index.js')));
   assert.ok(isCorrect('./src/index.js', ctx('file', 'src/index.js')));
+  // a path:line citation (the product's prompt asks for them)
+  assert.ok(isCorrect('lib/charset.js:12', ctx('file', 'lib/charset.js')));
+  assert.ok(isCorrect('See `lib/charset.js:12:3`.', ctx('file', 'lib/charset.js')));
   assert.ok(!isCorrect('The function `x` is defined in the `chars', ctx('file', 'lib/charset.js', 'x')));
   // identifiers: backticks, a call, a dotted name, case
   assert.ok(isCorrect('`parseAccept()`', ctx('first-call', 'parseAccept')));
