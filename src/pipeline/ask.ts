@@ -126,7 +126,6 @@ export type AskEvent =
   | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
   | { kind: 'snap'; L: number; B: number; ms: number; compacted: boolean }
-  | { kind: 'trimmed'; droppedTurns: number; keptTurns: number }
   | { kind: 'notice'; message: string }
   | { kind: 'token'; text: string };
 
@@ -340,7 +339,6 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
   const fit = fitThread(model, layout, history, req.question, threadRoom(contextSize, layout.head.length, maxTokens, names), names);
   const earlier = fit.turns;
   if (fit.dropped > 0) {
-    onEvent({ kind: 'trimmed', droppedTurns: fit.dropped, keptTurns: earlier.length });
     onEvent({ kind: 'notice', message: `the ${fit.dropped} oldest turn${fit.dropped === 1 ? '' : 's'} of the thread left the prompt so that the repository keeps half of the prompt` });
   }
   const suffix = fit.tokens;
