@@ -47,6 +47,31 @@ export interface StateHeader extends StateIdentity {
   createdAt: number;
 }
 
+const whole = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** The header's shape, checked on read: a header that parses but lacks a field is a damaged file. */
+const StateHeaderSchema: v.GenericSchema<unknown, StateHeader> = v.looseObject({
+  model: v.string(),
+  engine: v.string(),
+  typeK: v.string(),
+  typeV: v.string(),
+  flashAttention: v.string(),
+  nPast: whole,
+  cells: whole,
+  snap: v.nullable(
+    v.looseObject({
+      L: whole,
+      B: whole,
+      window: whole,
+      budget: whole,
+      kernel: whole,
+      pooling: v.string(),
+      allocation: v.optional(v.string()),
+    }),
+  ),
+  createdAt: v.number(),
+});
+
 /** The file is not a valid state for this model/engine/settings (truncated, corrupted, foreign). */
 export class StateFileError extends EngineError {
   constructor(message: string) {
@@ -204,12 +229,15 @@ export function decodeStateFile(buf: Buffer, name = 'state file'): DecodedState 
   const hlen = buf.readUInt32LE(8);
   let o = 12;
   if (o + hlen + 4 > body.length) throw bad('header runs past the end');
-  let header: StateHeader;
+  let parsed: unknown;
   try {
-    header = JSON.parse(buf.toString('utf8', o, o + hlen)) as StateHeader;
+    parsed = JSON.parse(buf.toString('utf8', o, o + hlen));
   } catch {
     throw bad('header is not valid JSON');
   }
+  const checked = v.safeParse(StateHeaderSchema, parsed);
+  if (!checked.success) throw bad(`header of the wrong shape (${v.summarize(checked.issues).split('\n')[0]})`);
+  const header = checked.output;
   o += hlen;
   const T = buf.readUInt32LE(o);
   o += 4;

@@ -84,6 +84,10 @@ test('truncated, corrupted and foreign state files are refused; the session stay
   const foreign = decodeStateFile(good);
   variants.push(['other model', encodeStateFile({ ...foreign.header, model: 'f'.repeat(64) }, foreign.tokens, foreign.payload), /another model/]);
   variants.push(['other engine', encodeStateFile({ ...foreign.header, engine: '0.0.0+000000000000' }, foreign.tokens, foreign.payload), /another engine version/]);
+  // checksum-valid files whose header parses but has the wrong shape (a writer's bug, a crafted file)
+  variants.push(['header null', encodeStateFile(null as never, foreign.tokens, foreign.payload), /header of the wrong shape/]);
+  variants.push(['snap of the wrong shape', encodeStateFile({ ...foreign.header, snap: { L: 'many' } as never }, foreign.tokens, foreign.payload), /header of the wrong shape/]);
+  variants.push(['nPast missing', encodeStateFile({ ...foreign.header, nPast: undefined } as never, foreign.tokens, foreign.payload), /header of the wrong shape/]);
   variants.push(['not ours', Buffer.from('GGUF this is not a state file at all, but long enough to have a header and checksum'), /bad magic/]);
   // a checksum-valid file whose llama.cpp payload is garbage: llama.cpp itself must refuse it
   variants.push(['garbage payload', encodeStateFile(foreign.header, foreign.tokens, Buffer.alloc(foreign.payload.length, 7)), /rejected|failed/]);
