@@ -238,12 +238,18 @@ export function threadRoom(contextSize: number, headTokens: number, maxTokens: n
   return room;
 }
 
-/** The earlier turns of a thread (or of the thread it was forked from, while it has none of its own). */
-function threadHistory(store: CacheStore | undefined, threadId: string | undefined, forkFrom: string | undefined): ThreadTurn[] {
+/**
+ * The earlier turns of a thread (or of the thread it was forked from, while it has none of its
+ * own). A thread written under another cache key (another model, engine or template) keeps its
+ * text, but its answers' token ids are another tokenizer's: they are tokenized again.
+ */
+function threadHistory(model: EngineModel, key: string, store: CacheStore | undefined, threadId: string | undefined, forkFrom: string | undefined): ThreadTurn[] {
   if (!store || !threadId) return [];
-  const own = store.threadIndex(threadId)?.turns ?? [];
-  if (own.length > 0 || !forkFrom) return own;
-  return store.threadIndex(forkFrom)?.turns ?? [];
+  const own = store.threadIndex(threadId);
+  const index = own && own.turns.length > 0 ? own : forkFrom ? store.threadIndex(forkFrom) : undefined;
+  if (!index) return [];
+  if (index.key === key) return index.turns;
+  return index.turns.map((t) => ({ ...t, answerTokens: Array.from(model.tokenize(t.answer)) }));
 }
 
 /** The part of a thread that goes into the prompt (see {@link fitThread}). */
@@ -323,7 +329,6 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
   const model = req.model;
   const contextSize = req.contextSize ?? defaultContextSize(model);
   const maxTokens = req.maxTokens ?? 256;
-  const store = req.store;
   const names = req.optionNames ?? CLI_OPTION_NAMES;
   checkContextSize(model, contextSize, {
     force: req.forceContextSize ?? false,
@@ -334,8 +339,29 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
     names,
   });
 
+  const session = createSession(model, { ...req.session, contextSize, snapWindow: req.snap.enabled ? req.snap.window : 0 });
+  try {
+    return await prepareAndAnswer(req, session, t0, contextSize, maxTokens, names, onEvent);
+  } finally {
+    session.dispose();
+  }
+}
+
+/** {@link answerQuestion} once the session exists: thread, pack, then {@link answer}. */
+async function prepareAndAnswer(
+  req: AskRequest,
+  session: EngineSession,
+  t0: number,
+  contextSize: number,
+  maxTokens: number,
+  names: OptionNames,
+  onEvent: (e: AskEvent) => void,
+): Promise<AskStats> {
+  const model = req.model;
+  const store = req.store;
+  const key = cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION });
   const layout = tokenizeLayout(model, promptLayout(model));
-  const history = req.prepareOnly ? [] : threadHistory(store, req.threadId, req.forkFrom);
+  const history = req.prepareOnly ? [] : threadHistory(model, key, store, req.threadId, req.forkFrom);
   const fit = fitThread(model, layout, history, req.question, threadRoom(contextSize, layout.head.length, maxTokens, names), names);
   const earlier = fit.turns;
   if (fit.dropped > 0) {
@@ -367,12 +393,7 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + suffix.length });
 
-  const session = createSession(model, { ...req.session, contextSize, snapWindow: req.snap.enabled ? req.snap.window : 0 });
-  try {
-    return await answer({ session, req, prefix, suffix, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
-  } finally {
-    session.dispose();
-  }
+  return answer({ session, req, key, prefix, suffix, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
 }
 
 /** Stats of a prepare-only request: the prefix's tokens, nothing decoded. */
@@ -410,6 +431,8 @@ function prepared(a: AnswerArgs, cache: CacheOutcome, reused: number, prefilled:
 interface AnswerArgs {
   session: EngineSession;
   req: AskRequest;
+  /** The cache key of this model, engine and cache settings (see cache/identity.ts). */
+  key: string;
   /** head + packed files */
   prefix: Int32Array;
   /** earlier turns + the question */
@@ -429,9 +452,8 @@ interface AnswerArgs {
 }
 
 async function answer(a: AnswerArgs): Promise<AskStats> {
-  const { session, req, prefix, suffix, onEvent } = a;
+  const { session, req, key, prefix, suffix, onEvent } = a;
   const store = req.store;
-  const key = cacheKey({ ...session.identity(), chatTemplate: req.model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION });
   const followUp = req.followUp ?? 'resnap';
 
   let outcome: CacheOutcome = store ? 'miss' : 'off';

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { askRepository, DEFAULT_SNAP, QuestionTooLongError, REPOSITORY_SHARE, type AskRequest, type AskStats } from '../../src/pipeline/ask';
-import { checkTinyModel } from '../helpers/models';
+import { checkRealModel, checkTinyModel } from '../helpers/models';
 
 let model: EngineModel;
 let tmp: string;
@@ -139,4 +139,30 @@ test('a question longer than its room is refused with a clear error, not a stack
     assert.match(e.message, /reposnap\.contextSize/);
     return true;
   });
+});
+
+test("a thread written with another model keeps its text: the answers are tokenized again with this model's tokenizer", async () => {
+  const store = openStore('other-model');
+  const first = await ask({ question: 'What is part 3?', store, threadId: 'switch' });
+  const answer = store.threadIndex('switch')!.turns[0]!.answer;
+  assert.ok(answer.trim().length > 8, 'the tiny model answered');
+  assert.equal(first.stats.cache, 'miss');
+  const real = await loadModel(checkRealModel());
+  try {
+    let prompt = '';
+    await ask({
+      question: 'And part 4?',
+      store,
+      threadId: 'switch',
+      model: real,
+      maxTokens: 4,
+      afterSnap: (s) => {
+        prompt = real.detokenize(s.tokens);
+      },
+    });
+    assert.ok(prompt.includes(answer.trim().slice(0, 24)), `the first answer's text is in the new model's prompt:\n${prompt.slice(-600)}`);
+    assert.equal(store.threadIndex('switch')!.turns.length, 2);
+  } finally {
+    real.dispose();
+  }
 });
