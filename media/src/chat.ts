@@ -4,8 +4,8 @@
  * actions back as typed messages. Keeps the draft question in the webview state, so hiding
  * and showing the view loses nothing.
  */
-import { badgeText, type ChatMessage, type ChatProgress, type ChatViewState, type FromWebview, type ToWebview } from '../../src/chat/protocol';
-import { renderMarkdown } from '../../src/chat/render';
+import { badgeText, WELCOME_CARD_ID, type ChatMessage, type ChatProgress, type ChatViewState, type ErrorCard, type FromWebview, type ToWebview } from '../../src/chat/protocol';
+import { renderMarkdown, renderQuestion } from '../../src/chat/render';
 
 interface PageState {
   draft: string;
@@ -72,6 +72,23 @@ threadsEl.addEventListener('change', () => post({ type: 'selectThread', id: thre
 
 messagesEl.addEventListener('click', (e) => {
   const target = e.target as HTMLElement;
+  const action = target.closest<HTMLButtonElement>('button.card-action');
+  if (action) {
+    post({ type: 'action', messageId: action.dataset.card!, index: Number(action.dataset.index) });
+    return;
+  }
+  const answerBtn = target.closest<HTMLButtonElement>('.answer-actions button');
+  if (answerBtn) {
+    const id = answerBtn.closest<HTMLElement>('.msg')?.dataset.id ?? '';
+    if (answerBtn.classList.contains('retry')) {
+      if (!state?.busy) post({ type: 'retry', messageId: id });
+    } else {
+      post({ type: 'copy', text: findMessage(id)?.text ?? '' });
+      answerBtn.textContent = 'Copied';
+      setTimeout(() => (answerBtn.textContent = 'Copy answer'), 1500);
+    }
+    return;
+  }
   const copy = target.closest('button.copy');
   if (copy) {
     const code = copy.closest('.code-block')?.querySelector('code')?.textContent ?? '';
@@ -99,7 +116,7 @@ function messageEl(m: ChatMessage): HTMLElement {
   if (m.role === 'user') {
     const p = document.createElement('div');
     p.className = 'question markdown';
-    p.innerHTML = renderMarkdown(m.text);
+    p.innerHTML = renderQuestion(m.text);
     el.append(p);
     return el;
   }
@@ -110,13 +127,45 @@ function messageEl(m: ChatMessage): HTMLElement {
   return el;
 }
 
-/** (Re)draws an answer: markdown, then the badge, error or stopped note. */
+/** A card (an error, or the welcome card): title, text, one button per action. */
+function cardEl(card: ErrorCard, cardId: string, kind: 'error' | 'welcome'): HTMLElement {
+  const el = document.createElement('div');
+  el.className = `card ${kind}-card`;
+  el.setAttribute('role', kind === 'error' ? 'alert' : 'region');
+  const title = document.createElement('div');
+  title.className = 'card-title';
+  title.textContent = card.title;
+  const text = document.createElement('div');
+  text.className = 'card-text';
+  text.textContent = card.text;
+  const actions = document.createElement('div');
+  actions.className = 'card-actions';
+  card.actions.forEach((a, i) => {
+    const b = document.createElement('button');
+    b.className = `card-action${i === 0 ? '' : ' secondary'}`;
+    b.dataset.card = cardId;
+    b.dataset.index = String(i);
+    b.dataset.kind = a.kind;
+    if (a.setting) b.dataset.setting = a.setting;
+    b.textContent = a.label;
+    actions.append(b);
+  });
+  el.append(title, text, actions);
+  return el;
+}
+
+/** The generic card of an answer saved before cards existed. */
+function legacyCard(message: string): ErrorCard {
+  return { title: 'RepoSnap could not answer', text: message, actions: [{ kind: 'retry', label: 'Retry' }] };
+}
+
+/** (Re)draws an answer: markdown, then the badge, error card or stopped note, then Copy answer and Retry. */
 function fillAnswer(el: HTMLElement, m: ChatMessage): void {
   const body = el.querySelector<HTMLElement>('.markdown')!;
   const streaming = state?.busy?.messageId === m.id;
-  body.innerHTML = m.text ? renderMarkdown(m.text) : streaming ? '' : '<p class="muted">(no answer)</p>';
+  body.innerHTML = m.text ? renderMarkdown(m.text) : streaming || m.error ? '' : '<p class="muted">(no answer)</p>';
   el.classList.toggle('streaming', streaming);
-  el.querySelector('.badge, .error, .note')?.remove();
+  el.querySelectorAll('.badge, .card, .note, .answer-actions').forEach((x) => x.remove());
   if (m.stats) {
     const b = document.createElement('div');
     b.className = `badge cache-${m.stats.cache}`;
@@ -124,15 +173,28 @@ function fillAnswer(el: HTMLElement, m: ChatMessage): void {
     b.title = `${m.stats.files} files packed · ${Math.round(m.stats.prefillTokS)} tok/s prefill · ${m.stats.decodeTokens} tokens at ${Math.round(m.stats.decodeTokS)} tok/s · first token after ${Math.round(m.stats.ttftMs)} ms`;
     el.append(b);
   } else if (m.error) {
-    const e = document.createElement('div');
-    e.className = 'error';
-    e.textContent = m.error;
-    el.append(e);
+    el.append(cardEl(m.errorCard ?? legacyCard(m.error), m.id, 'error'));
   } else if (m.cancelled) {
     const n = document.createElement('div');
     n.className = 'note muted';
     n.textContent = 'Stopped.';
     el.append(n);
+  }
+  if (!streaming) {
+    const row = document.createElement('div');
+    row.className = 'answer-actions';
+    const copy = document.createElement('button');
+    copy.className = 'secondary copy-answer';
+    copy.textContent = 'Copy answer';
+    copy.title = 'Copy the answer (Markdown)';
+    copy.disabled = !m.text;
+    const retry = document.createElement('button');
+    retry.className = 'secondary retry';
+    retry.textContent = 'Retry';
+    retry.title = 'Ask this question again';
+    retry.disabled = !!state?.busy;
+    row.append(copy, retry);
+    el.append(row);
   }
 }
 
@@ -150,7 +212,8 @@ function renderAll(): void {
   $('model').textContent = state.model;
   const stick = nearBottom();
   messagesEl.replaceChildren(...state.active.messages.map(messageEl));
-  if (state.active.messages.length === 0) {
+  if (state.welcome) messagesEl.prepend(cardEl(state.welcome, WELCOME_CARD_ID, 'welcome'));
+  if (state.active.messages.length === 0 && !state.welcome) {
     const empty = document.createElement('div');
     empty.className = 'empty muted';
     empty.textContent = 'Ask anything about this repository. RepoSnap packs the whole workspace into the prompt, compresses its KV cache with SnapKV, and answers with a local model.';
@@ -160,10 +223,15 @@ function renderAll(): void {
   if (stick) scrollDown();
 }
 
+/** Send, Stop and the progress line of the active thread (each thread's controls are its own). */
 function renderBusy(): void {
   const busy = !!state?.busy;
   stopBtn.hidden = !busy;
+  stopBtn.textContent = state?.busy?.waiting ? 'Cancel' : 'Stop';
   sendBtn.disabled = busy;
+  sendBtn.title = busy ? 'This thread is answering: wait for it or stop it' : 'Send (Enter)';
+  messagesEl.querySelectorAll<HTMLButtonElement>('.answer-actions .retry').forEach((b) => (b.disabled = busy));
+  progressEl.classList.toggle('waiting', !!state?.busy?.waiting);
   showProgress(state?.busy?.progress);
 }
 
@@ -232,6 +300,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
         if (msg.type === 'done') m.stats = msg.stats;
         else {
           if (msg.error) m.error = msg.error;
+          if (msg.errorCard) m.errorCard = msg.errorCard;
           if (msg.cancelled) m.cancelled = true;
         }
         pending.add(m.id);

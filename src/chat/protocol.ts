@@ -27,6 +27,36 @@ export interface AnswerStats {
   droppedTurns?: number;
 }
 
+/**
+ * What an action button of an error card (or of the welcome card) does: choose a GGUF file
+ * (`reposnap.selectModel`), use a close match of a missing model file (`path`), open the Settings
+ * editor at `setting`, ask the question again, start a new thread, show the RepoSnap log, open a
+ * folder, download the default model (confirmed once).
+ */
+export type ErrorActionKind = 'selectModel' | 'useModel' | 'openSettings' | 'retry' | 'newThread' | 'showLog' | 'openFolder' | 'downloadModel';
+
+/** One button of a card. */
+export interface ErrorAction {
+  kind: ErrorActionKind;
+  /** The button's text ("Open Settings (reposnap.contextSize)"). */
+  label: string;
+  /** `openSettings`: the setting's full key (`reposnap.contextSize`). */
+  setting?: string;
+  /** `useModel`: the model file's absolute path. */
+  path?: string;
+}
+
+/** A failure as the chat shows it (src/chat/errors.ts `errorCard`). */
+export interface ErrorCard {
+  title: string;
+  /** The error's message, worded for the editor. */
+  text: string;
+  actions: ErrorAction[];
+}
+
+/** Id of the welcome card in `action` messages (it belongs to no message). */
+export const WELCOME_CARD_ID = 'welcome';
+
 /** One message of a thread. */
 export interface ChatMessage {
   id: string;
@@ -37,6 +67,8 @@ export interface ChatMessage {
   stats?: AnswerStats;
   /** Why the answer failed (engine crash, bad model, …). */
   error?: string;
+  /** The failure as a card with actions (answers saved before cards existed have only `error`). */
+  errorCard?: ErrorCard;
   /** The answer was stopped by the user. */
   cancelled?: boolean;
 }
@@ -73,8 +105,13 @@ export interface ChatProgress {
 export interface ChatViewState {
   threads: ThreadSummary[];
   active: ChatThread;
-  /** The answer being streamed, if any. */
-  busy?: { messageId: string; progress?: ChatProgress };
+  /**
+   * The active thread's answer being streamed, if any; `waiting` while it is queued behind
+   * another thread's answer (one answer at a time per window).
+   */
+  busy?: { messageId: string; progress?: ChatProgress; waiting?: boolean };
+  /** Shown while no model is chosen (src/chat/welcome.ts): the welcome card and its actions. */
+  welcome?: ErrorCard;
   /** Model name shown in the header, or empty when none is set. */
   model: string;
 }
@@ -85,7 +122,7 @@ export type ToWebview =
   | { type: 'progress'; messageId: string; progress: ChatProgress }
   | { type: 'token'; messageId: string; text: string }
   | { type: 'done'; messageId: string; stats: AnswerStats }
-  | { type: 'failed'; messageId: string; error?: string; cancelled?: boolean }
+  | { type: 'failed'; messageId: string; error?: string; errorCard?: ErrorCard; cancelled?: boolean }
   | { type: 'focusInput' };
 
 /** Webview → extension. */
@@ -98,7 +135,11 @@ export type FromWebview =
   | { type: 'deleteThread'; id: string }
   | { type: 'openFile'; path: string; line?: number; column?: number }
   | { type: 'openExternal'; url: string }
-  | { type: 'copy'; text: string };
+  | { type: 'copy'; text: string }
+  /** A card's button: `messageId` is the failed answer's id (or {@link WELCOME_CARD_ID}), `index` the action's. */
+  | { type: 'action'; messageId: string; index: number }
+  /** Ask an answer's question again (the Retry under each answer). */
+  | { type: 'retry'; messageId: string };
 
 const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isPosInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 1;
@@ -140,6 +181,12 @@ export function parseFromWebview(x: unknown): FromWebview | undefined {
       return typeof x.url === 'string' && /^https?:\/\//i.test(x.url) ? { type: 'openExternal', url: x.url } : undefined;
     case 'copy':
       return typeof x.text === 'string' ? { type: 'copy', text: x.text } : undefined;
+    case 'action':
+      return typeof x.messageId === 'string' && x.messageId.length > 0 && typeof x.index === 'number' && Number.isInteger(x.index) && x.index >= 0 && x.index < 16
+        ? { type: 'action', messageId: x.messageId, index: x.index }
+        : undefined;
+    case 'retry':
+      return typeof x.messageId === 'string' && x.messageId.length > 0 ? { type: 'retry', messageId: x.messageId } : undefined;
     default:
       return undefined;
   }

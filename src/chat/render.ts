@@ -100,3 +100,16 @@ function textToken(state: { Token: new (type: string, tag: string, nesting: -1 |
 export function renderMarkdown(text: string): string {
   return md.render(text);
 }
+
+/**
+ * HTML of a question: Markdown like an answer (code fences, file links), except that each line
+ * break the user typed is kept (`<br>`), as they wrote it.
+ */
+export function renderQuestion(text: string): string {
+  md.set({ breaks: true });
+  try {
+    return md.render(text);
+  } finally {
+    md.set({ breaks: false });
+  }
+}

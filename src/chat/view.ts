@@ -12,9 +12,22 @@ import type { EngineService } from '../host/service';
 import type { WireAskEvent, WireAskStats } from '../host/protocol';
 import { modelDisplayName } from '../models/resolve';
 import type { Settings } from '../config/accessor';
+import { errorCard } from './errors';
 import { webviewHtml } from './html';
-import { parseFromWebview, type AnswerStats, type ChatMessage, type ChatProgress, type ChatViewState, type FromWebview, type ToWebview } from './protocol';
+import {
+  parseFromWebview,
+  WELCOME_CARD_ID,
+  type AnswerStats,
+  type ChatMessage,
+  type ChatProgress,
+  type ChatViewState,
+  type ErrorAction,
+  type ErrorCard,
+  type FromWebview,
+  type ToWebview,
+} from './protocol';
 import { messageId, ThreadStore } from './threads';
+import { downloadLabel, welcomeCard } from './welcome';
 
 /** The view's id (package.json `contributes.views`). */
 export const CHAT_VIEW_ID = 'reposnap.chat';
@@ -24,7 +37,33 @@ export interface ChatAnswer {
   text: string;
   stats?: WireAskStats;
   error?: string;
+  /** The failure as the chat shows it. */
+  errorCard?: ErrorCard;
   cancelled?: boolean;
+}
+
+/** The progress line of a question that waits for another thread's (or an explanation's) answer. */
+export const WAITING_PROGRESS: ChatProgress = { phase: 'model', label: 'Waiting for the other answer to finish…' };
+
+/** The card of a failure thrown by {@link EngineService.ask} (class name, message, close matches of a missing model). */
+export function failureCard(e: unknown): ErrorCard {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const suggestions = (err as { suggestions?: unknown }).suggestions;
+  return errorCard({
+    name: err.name,
+    message: err.message,
+    suggestions: Array.isArray(suggestions) ? suggestions.filter((x): x is string => typeof x === 'string') : undefined,
+    downloadLabel: downloadLabel(),
+  });
+}
+
+/** An answer being prepared or streamed in one thread. */
+interface ThreadBusy {
+  messageId: string;
+  controller: AbortController;
+  progress?: ChatProgress;
+  /** Queued behind another answer. */
+  waiting: boolean;
 }
 
 /** Badge stats from the pipeline's stats. */
@@ -68,7 +107,8 @@ export function progressOf(e: WireAskEvent): ChatProgress | undefined {
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private readonly threads: ThreadStore;
-  private busy: { threadId: string; messageId: string; controller: AbortController; progress?: ChatProgress } | undefined;
+  /** Answers in progress, by thread id (one per thread; the engine answers one at a time, in order). */
+  private readonly busy = new Map<string, ThreadBusy>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -77,7 +117,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly settings: Settings,
   ) {
     this.threads = new ThreadStore(context.workspaceState);
-    this.disposables.push(settings.onDidChange((keys) => keys.has('model') && this.postState()));
+    this.disposables.push(
+      settings.onDidChange((keys) => keys.has('model') && this.postState()),
+      engine.onDidChangeModelChoice(() => this.postState()),
+    );
   }
 
   /** Called by VS Code each time the view's webview is created. */
@@ -110,19 +153,27 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   /**
-   * Asks a question in the active thread (the chat input and the `reposnap.ask` command).
+   * Asks a question in a thread (default the active one: the chat input and the `reposnap.ask`
+   * command). While another thread's answer (or an explanation) runs, the question waits for it
+   * with "Waiting for the other answer to finish…"; a thread answers one question at a time.
    * Resolves when the answer is finished, failed or stopped.
    */
-  async ask(question: string): Promise<ChatAnswer> {
-    if (this.busy) return { text: '', error: 'RepoSnap is still answering the previous question: stop it first.' };
-    const thread = this.threads.active;
+  async ask(question: string, threadId = this.threads.active.id): Promise<ChatAnswer> {
+    const thread = this.threads.get(threadId);
+    if (!thread) return { text: '', error: 'That thread no longer exists.' };
+    if (this.busy.has(thread.id)) return { text: '', error: 'This thread is still answering the previous question: stop it first.' };
     const user: ChatMessage = { id: messageId(), role: 'user', text: question };
     const answer: ChatMessage = { id: messageId(), role: 'assistant', text: '' };
     this.threads.add(thread.id, user);
     this.threads.add(thread.id, answer);
     const controller = new AbortController();
-    this.busy = { threadId: thread.id, messageId: answer.id, controller };
+    const busy: ThreadBusy = { messageId: answer.id, controller, waiting: false };
+    this.busy.set(thread.id, busy);
     this.postState();
+    const setProgress = (progress: ChatProgress | undefined) => {
+      busy.progress = progress;
+      if (progress) this.post({ type: 'progress', messageId: answer.id, progress });
+    };
     try {
       const stats = await this.engine.ask({
         threadId: thread.id,
@@ -130,37 +181,118 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         question,
         source: 'chat',
         signal: controller.signal,
+        onWait: () => {
+          busy.waiting = true;
+          setProgress(WAITING_PROGRESS);
+          this.postState();
+        },
         onEvent: (e) => {
+          if (busy.waiting) {
+            busy.waiting = false;
+            busy.progress = undefined;
+            this.postState();
+          }
           if (e.kind === 'token') {
             this.threads.appendText(thread.id, answer.id, e.text);
             this.post({ type: 'token', messageId: answer.id, text: e.text });
             return;
           }
           const progress = progressOf(e);
-          if (progress && this.busy) {
-            this.busy.progress = progress;
-            this.post({ type: 'progress', messageId: answer.id, progress });
-          }
+          if (progress) setProgress(progress);
         },
       });
       const badge = answerStats(stats);
       this.threads.patch(thread.id, answer.id, { stats: badge });
-      this.busy = undefined;
+      this.busy.delete(thread.id);
       this.post({ type: 'done', messageId: answer.id, stats: badge });
+      this.postState();
       return { text: answer.text, stats };
     } catch (e) {
       const cancelled = e instanceof AbortError;
-      const error = cancelled ? undefined : (e as Error).message;
-      this.threads.patch(thread.id, answer.id, cancelled ? { cancelled: true } : { error });
-      this.busy = undefined;
-      this.post({ type: 'failed', messageId: answer.id, error, cancelled });
-      return { text: answer.text, error, cancelled };
+      const card = cancelled ? undefined : failureCard(e);
+      this.threads.patch(thread.id, answer.id, cancelled ? { cancelled: true } : { error: card!.text, errorCard: card });
+      this.busy.delete(thread.id);
+      this.post({ type: 'failed', messageId: answer.id, error: card?.text, errorCard: card, cancelled });
+      this.postState();
+      return { text: answer.text, error: card?.text, errorCard: card, cancelled };
     }
   }
 
-  /** Stops the answer being streamed. */
-  stop(): void {
-    this.busy?.controller.abort();
+  /** Stops the answer of a thread (default the active one), streaming or waiting for its turn. */
+  stop(threadId = this.threads.active.id): void {
+    this.busy.get(threadId)?.controller.abort();
+  }
+
+  /** Stops every answer (the window closes). */
+  stopAll(): void {
+    for (const b of this.busy.values()) b.controller.abort();
+  }
+
+  /**
+   * Asks the question of answer `answerId` (in the active thread) again, as a new question at
+   * the end of the thread.
+   */
+  async retry(answerId: string): Promise<ChatAnswer | undefined> {
+    const thread = this.threads.active;
+    const i = thread.messages.findIndex((m) => m.id === answerId);
+    const question = i > 0 ? thread.messages.slice(0, i).reverse().find((m) => m.role === 'user') : undefined;
+    if (!question) return undefined;
+    return this.ask(question.text, thread.id);
+  }
+
+  /** Runs the button `index` of the card of answer `cardId` (or of the welcome card). */
+  async runAction(cardId: string, index: number): Promise<void> {
+    const card = cardId === WELCOME_CARD_ID ? this.state().welcome : this.threads.active.messages.find((m) => m.id === cardId)?.errorCard;
+    const action = card?.actions[index];
+    if (action) await this.perform(action, cardId);
+  }
+
+  private async perform(a: ErrorAction, cardId: string): Promise<void> {
+    switch (a.kind) {
+      case 'selectModel':
+        await vscode.commands.executeCommand('reposnap.selectModel');
+        break;
+      case 'useModel':
+        if (a.path) await vscode.commands.executeCommand('reposnap.useModel', a.path);
+        break;
+      case 'openSettings':
+        await vscode.commands.executeCommand('workbench.action.openSettings', a.setting ?? 'reposnap');
+        break;
+      case 'retry':
+        await this.retry(cardId);
+        break;
+      case 'newThread':
+        await this.newThread();
+        break;
+      case 'showLog':
+        this.engine.showLog();
+        break;
+      case 'openFolder':
+        await vscode.commands.executeCommand('workbench.action.files.openFolder');
+        break;
+      case 'downloadModel':
+        if ((await this.engine.downloadModel()) && cardId !== WELCOME_CARD_ID) await this.retry(cardId);
+        break;
+    }
+  }
+
+  /** Deletes a thread after a modal confirmation (stopping its answer); false when declined. */
+  async deleteThread(id: string): Promise<boolean> {
+    const t = this.threads.get(id);
+    if (!t) return false;
+    if (t.messages.length > 0) {
+      const n = t.messages.filter((m) => m.role === 'user').length;
+      const pick = await vscode.window.showWarningMessage(
+        `Delete the thread "${t.title}"?`,
+        { modal: true, detail: `Its ${n} question${n === 1 ? '' : 's'} and answers are removed from this workspace.` },
+        'Delete',
+      );
+      if (pick !== 'Delete') return false;
+    }
+    this.stop(id);
+    this.threads.delete(id);
+    this.postState();
+    return true;
   }
 
   /**
@@ -192,9 +324,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (this.threads.select(msg.id)) this.postState();
         break;
       case 'deleteThread':
-        if (this.busy?.threadId === msg.id) this.stop();
-        this.threads.delete(msg.id);
-        this.postState();
+        await this.deleteThread(msg.id);
+        break;
+      case 'action':
+        await this.runAction(msg.messageId, msg.index);
+        break;
+      case 'retry':
+        await this.retry(msg.messageId);
         break;
       case 'openFile':
         await openFileReference(msg.path, msg.line, msg.column);
@@ -215,7 +351,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       active: this.threads.active,
       model: modelDisplayName(this.settings.get().model),
     };
-    if (this.busy) s.busy = { messageId: this.busy.messageId, progress: this.busy.progress };
+    const busy = this.busy.get(this.threads.active.id);
+    if (busy) s.busy = { messageId: busy.messageId, progress: busy.progress, ...(busy.waiting ? { waiting: true } : {}) };
+    if (this.engine.modelChoice() === 'none') {
+      s.welcome = welcomeCard();
+      s.model = 'no model';
+    }
     return s;
   }
 
@@ -229,7 +370,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   /** Stops a streaming answer and saves the threads. */
   dispose(): void {
-    this.stop();
+    this.stopAll();
     this.threads.save();
     for (const d of this.disposables) d.dispose();
   }

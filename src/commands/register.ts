@@ -18,6 +18,17 @@ export interface CommandTargets {
   stats: StatsPanel;
 }
 
+/**
+ * Sets `reposnap.model` where it is set now (the workspace's value when the workspace sets it,
+ * so that the change takes effect), else in the user settings.
+ */
+async function setModel(file: string): Promise<void> {
+  const config = vscode.workspace.getConfiguration('reposnap');
+  const inspected = config.inspect<string>('model');
+  const target = inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await config.update('model', file, target);
+}
+
 /** Registers every command in `context.subscriptions`. */
 export function registerCommands(context: vscode.ExtensionContext, t: CommandTargets): void {
   const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
@@ -46,6 +57,12 @@ export function registerCommands(context: vscode.ExtensionContext, t: CommandTar
   reg('reposnap.enginePid', () => t.engine.enginePid);
   reg('reposnap.selectModel', async () => {
     const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'GGUF model': ['gguf'] }, title: 'Choose a GGUF model for RepoSnap' });
-    if (picked?.[0]) await vscode.workspace.getConfiguration('reposnap').update('model', picked[0].fsPath, vscode.ConfigurationTarget.Global);
+    if (picked?.[0]) await setModel(picked[0].fsPath);
   });
+  // a close match of a missing model file, offered by its error card
+  reg('reposnap.useModel', async (file?: string) => {
+    if (typeof file === 'string' && file.length > 0) await setModel(file);
+  });
+  reg('reposnap.downloadModel', () => t.engine.downloadModel());
+  reg('reposnap.showLog', () => t.engine.showLog());
 }

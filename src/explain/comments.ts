@@ -6,9 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
-import { badgeText, type ChatMessage } from '../chat/protocol';
+import { errorCardMarkdown } from '../chat/errors';
+import { badgeText, type ChatMessage, type ErrorAction, type ErrorCard } from '../chat/protocol';
 import { messageId } from '../chat/threads';
-import { answerStats, progressOf, type ChatViewProvider } from '../chat/view';
+import { answerStats, failureCard, progressOf, WAITING_PROGRESS, type ChatViewProvider } from '../chat/view';
 import { AbortError } from '../engine/errors';
 import type { EngineService } from '../host/service';
 import type { WireAskStats } from '../host/protocol';
@@ -25,6 +26,35 @@ interface Explanation {
   text: string;
   stats?: WireAskStats;
   controller: AbortController;
+  /** Set when the explanation failed. */
+  error?: ErrorCard;
+}
+
+/** Commands an explanation's error card may link to (the comment's `isTrusted.enabledCommands`). */
+export const EXPLAIN_CARD_COMMANDS = ['reposnap.selectModel', 'reposnap.useModel', 'reposnap.downloadModel', 'reposnap.showLog', 'workbench.action.openSettings', 'workbench.action.files.openFolder'];
+
+/**
+ * The `command:` URI of a card action in an explanation, or undefined for the chat's own actions
+ * (Retry, New Thread: an explanation is retried from its CodeLens or selection).
+ */
+export function explainActionCommand(a: ErrorAction): string | undefined {
+  const uri = (command: string, args?: unknown[]) => `command:${command}${args ? `?${encodeURIComponent(JSON.stringify(args))}` : ''}`;
+  switch (a.kind) {
+    case 'selectModel':
+      return uri('reposnap.selectModel');
+    case 'useModel':
+      return a.path ? uri('reposnap.useModel', [a.path]) : undefined;
+    case 'downloadModel':
+      return uri('reposnap.downloadModel');
+    case 'showLog':
+      return uri('reposnap.showLog');
+    case 'openSettings':
+      return uri('workbench.action.openSettings', [a.setting ?? 'reposnap']);
+    case 'openFolder':
+      return uri('workbench.action.files.openFolder');
+    default:
+      return undefined;
+  }
 }
 
 /** The one comment of an explanation thread: RepoSnap's answer, read-only. */
@@ -99,6 +129,7 @@ export class ExplainController implements vscode.Disposable {
         question,
         source: 'explain',
         signal: ex.controller.signal,
+        onWait: () => this.show(ex, `_${WAITING_PROGRESS.label}_`),
         onEvent: (e) => {
           if (e.kind === 'token') {
             ex.text += e.text;
@@ -115,15 +146,19 @@ export class ExplainController implements vscode.Disposable {
     } catch (e) {
       if (timer) clearTimeout(timer);
       thread.contextValue = 'reposnap.explained';
-      const why = e instanceof AbortError ? '_(stopped)_' : `**Error:** ${(e as Error).message}`;
-      this.show(ex, `${ex.text}\n\n${why}`, true);
+      if (e instanceof AbortError) {
+        this.show(ex, ex.text ? `${ex.text}\n\n_(stopped)_` : '_(stopped before an answer)_', true);
+      } else {
+        ex.error = failureCard(e);
+        this.show(ex, ex.text, true);
+      }
     }
   }
 
   /** Opens an explanation as a new chat thread (question and answer), ready for a follow-up. */
   async continueInChat(arg: vscode.CommentThread | string | undefined): Promise<void> {
     const ex = this.find(arg);
-    if (!ex) return;
+    if (!ex || !ex.text.trim()) return;
     const seed: ChatMessage[] = [
       { id: messageId(), role: 'user', text: ex.question },
       { id: messageId(), role: 'assistant', text: ex.text, ...(ex.stats ? { stats: answerStats(ex.stats) } : { cancelled: true }) },
@@ -152,12 +187,15 @@ export class ExplainController implements vscode.Disposable {
   }
 
   private show(ex: Explanation, markdown: string, finished = false): void {
-    const body = new vscode.MarkdownString(markdown || '_…_');
+    const body = new vscode.MarkdownString(markdown || (finished ? '' : '_…_'));
     if (finished) {
-      body.isTrusted = { enabledCommands: ['reposnap.explain.continueInChat'] };
+      body.isTrusted = { enabledCommands: ['reposnap.explain.continueInChat', ...EXPLAIN_CARD_COMMANDS] };
+      if (ex.error) body.appendMarkdown(`${markdown ? '\n\n' : ''}${errorCardMarkdown(ex.error, explainActionCommand)}`);
       const args = encodeURIComponent(JSON.stringify([ex.key]));
       const badge = ex.stats ? `\n\n---\n\n${badgeText(answerStats(ex.stats))}` : '';
-      body.appendMarkdown(`${badge}\n\n[Continue in chat](command:reposnap.explain.continueInChat?${args})`);
+      // an empty answer (stopped or failed before the first token) has nothing to continue
+      const more = ex.text.trim() ? `\n\n[Continue in chat](command:reposnap.explain.continueInChat?${args})` : '';
+      body.appendMarkdown(`${badge}${more}`);
     }
     ex.thread.comments = [new ExplanationComment(body)];
   }

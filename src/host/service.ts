@@ -14,6 +14,8 @@ import { AbortError } from '../engine/errors';
 import { recordedFile } from '../models/checksum';
 import { selectEngineBuild, type EngineBuild } from '../models/gpu';
 import { isModelUri, modelDisplayName, resolveModel } from '../models/resolve';
+import { AnswerQueue } from '../chat/queue';
+import { DEFAULT_MODEL_DOWNLOAD, formatSize, modelChoice, NoModelChosenError, type ModelChoice } from '../chat/welcome';
 import type { QuestionRecords } from '../stats/records';
 import type { StatusBar } from '../stats/status';
 import { EngineClient, EngineCrashedError } from './client';
@@ -28,7 +30,20 @@ export interface ServiceAsk {
   source: 'chat' | 'explain';
   signal?: AbortSignal;
   onEvent?: (e: WireAskEvent) => void;
+  /** Called once when the question has to wait for another answer to end (one answer at a time). */
+  onWait?: () => void;
 }
+
+/** A question was asked with no workspace folder open. */
+export class NoWorkspaceError extends Error {
+  constructor() {
+    super('Open a folder first: RepoSnap answers questions about the workspace folder.');
+    this.name = 'NoWorkspaceError';
+  }
+}
+
+/** `globalState` key: the model URI whose download the user confirmed. */
+const DOWNLOAD_CONFIRMED_KEY = 'reposnap.downloadConfirmed';
 
 /** Engine, model and status of one window. */
 export class EngineService implements vscode.Disposable {
@@ -39,6 +54,12 @@ export class EngineService implements vscode.Disposable {
   private busy = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private resolving: Promise<string> | undefined;
+  /** One answer at a time, in the order asked (chat threads and explanations). */
+  private readonly queue = new AnswerQueue();
+  private nextKey = 1;
+  private readonly choiceChanged = new vscode.EventEmitter<ModelChoice>();
+  /** Fires when {@link modelChoice} may have changed (setting changed, download confirmed or done). */
+  readonly onDidChangeModelChoice = this.choiceChanged.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -58,11 +79,14 @@ export class EngineService implements vscode.Disposable {
       },
     });
     this.status.setModel(modelDisplayName(settings.get().model));
+    this.status.setNoModel(this.modelChoice() === 'none');
     this.disposables.push(
+      this.choiceChanged,
       settings.onDidChange((keys) => {
         if ([...keys].some((k) => MODEL_KEYS.includes(k))) {
           this.status.setModel(modelDisplayName(this.settings.get().model));
           this.status.set({ state: 'idle' });
+          this.choiceUpdated();
         }
         if ([...keys].some((k) => ENGINE_RESTART_KEYS.includes(k))) {
           this.build = undefined;
@@ -88,11 +112,13 @@ export class EngineService implements vscode.Disposable {
    */
   async ask(q: ServiceAsk): Promise<WireAskStats> {
     const folder = this.repository();
-    if (!folder) throw new Error('Open a folder first: RepoSnap answers questions about the workspace folder.');
+    if (!folder) throw new NoWorkspaceError();
+    if (this.modelChoice() === 'none') throw new NoModelChosenError();
+    const release = await this.queue.acquire(String(this.nextKey++), q.signal, q.onWait);
     const settings = this.askSettings(folder);
     this.busy++;
     try {
-      const modelPath = await this.modelFile(settings, folder, q.signal);
+      const modelPath = await this.modelFile(settings, folder.uri.fsPath, q.signal);
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
@@ -110,7 +136,8 @@ export class EngineService implements vscode.Disposable {
       return stats;
     } catch (e) {
       if (e instanceof AbortError || q.signal?.aborted) {
-        this.status.set({ state: 'ready' });
+        // "ready" only with a model at hand: a cancelled download leaves none
+        this.status.set({ state: this.resolved.has(settings.model) ? 'ready' : 'idle' });
         throw new AbortError();
       }
       const message = (e as Error).message;
@@ -120,7 +147,81 @@ export class EngineService implements vscode.Disposable {
       throw e;
     } finally {
       this.busy--;
+      release();
     }
+  }
+
+  /** Where downloads of model URIs go: `reposnap.modelDirectory`, or the extension's global storage. */
+  modelDirectory(): string {
+    return this.settings.get().modelDirectory || path.join(this.context.globalStorageUri.fsPath, 'models');
+  }
+
+  /**
+   * Whether a model is chosen (src/chat/welcome.ts): `none` while `reposnap.model` is unset by
+   * the user, its default URI not downloaded and its download not confirmed.
+   */
+  modelChoice(): ModelChoice {
+    const spec = this.settings.get().model;
+    const inspected = vscode.workspace.getConfiguration('reposnap').inspect<string>('model');
+    const userSet = inspected !== undefined && [inspected.globalValue, inspected.workspaceValue, inspected.workspaceFolderValue].some((v) => v !== undefined);
+    const downloadConfirmed = this.context.globalState.get<string>(DOWNLOAD_CONFIRMED_KEY) === spec;
+    const downloaded = isModelUri(spec) && (this.resolved.has(spec) || recordedFile(this.modelDirectory(), spec) !== undefined);
+    return modelChoice({ spec, userSet, downloaded, downloadConfirmed });
+  }
+
+  /**
+   * Asks once (modal) to download the default model, naming its size, licence and folder; true
+   * when confirmed now or before. The answer is kept in `globalState`.
+   */
+  async confirmDownload(): Promise<boolean> {
+    const spec = this.settings.get().model;
+    if (this.context.globalState.get<string>(DOWNLOAD_CONFIRMED_KEY) === spec) return true;
+    const d = spec === DEFAULT_MODEL_DOWNLOAD.uri ? DEFAULT_MODEL_DOWNLOAD : undefined;
+    const what = d ? `${d.name} (${formatSize(d.sizeBytes)}, licence ${d.licence})` : modelDisplayName(spec);
+    const pick = await vscode.window.showInformationMessage(
+      `Download ${what} from Hugging Face?`,
+      { modal: true, detail: `It is saved in ${this.modelDirectory()} and used for every workspace. Nothing else leaves this machine.` },
+      'Download',
+    );
+    if (pick !== 'Download') return false;
+    await this.context.globalState.update(DOWNLOAD_CONFIRMED_KEY, spec);
+    this.choiceUpdated();
+    return true;
+  }
+
+  /** Confirms (once) and downloads the model URI of `reposnap.model`, with the progress notification; false when declined. */
+  async downloadModel(): Promise<boolean> {
+    if (!(await this.confirmDownload())) return false;
+    const folder = this.repository();
+    const settings = this.settings.get();
+    try {
+      await this.modelFile(settings, folder?.uri.fsPath);
+    } catch (e) {
+      if (e instanceof AbortError) {
+        this.status.set({ state: 'idle' });
+        return false;
+      }
+      const message = (e as Error).message;
+      this.log.error(message);
+      this.status.set({ state: 'error', message });
+      void vscode.window.showErrorMessage(`RepoSnap: ${message}`);
+      return false;
+    } finally {
+      this.choiceUpdated();
+    }
+    this.status.set({ state: 'idle' });
+    return true;
+  }
+
+  /** Shows the RepoSnap log (output channel). */
+  showLog(): void {
+    this.log.show(true);
+  }
+
+  private choiceUpdated(): void {
+    const choice = this.modelChoice();
+    this.status.setNoModel(choice === 'none');
+    this.choiceChanged.fire(choice);
   }
 
   /**
@@ -172,13 +273,13 @@ export class EngineService implements vscode.Disposable {
   }
 
   /** The local model file; a URI is downloaded once (progress notification, cancellable). */
-  private async modelFile(settings: ReposnapSettings, folder: vscode.WorkspaceFolder, signal?: AbortSignal): Promise<string> {
+  private async modelFile(settings: ReposnapSettings, baseDir: string | undefined, signal?: AbortSignal): Promise<string> {
     const spec = settings.model;
     const known = this.resolved.get(spec);
     if (known) return known;
     const directory = settings.modelDirectory || path.join(this.context.globalStorageUri.fsPath, 'models');
     if (!isModelUri(spec)) {
-      const file = await resolveModel(spec, { directory, baseDir: folder.uri.fsPath });
+      const file = await resolveModel(spec, { directory, baseDir });
       this.resolved.set(spec, file);
       return file;
     }

@@ -18,10 +18,65 @@ import { hubEndpoint, hubSha256, parseHubUri, type Fetch } from './hub';
 
 /** `reposnap.model` is empty, missing, or cannot be resolved. */
 export class ModelResolveError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Absolute paths of GGUF files close to a missing one's name (see {@link closeModelFiles}), best first. */
+    readonly suggestions: string[] = [],
+  ) {
     super(message);
     this.name = 'ModelResolveError';
   }
+}
+
+/**
+ * Levenshtein edit distance between `a` and `b` (insertions, deletions, substitutions, each 1),
+ * over UTF-16 code units; two rows of O(|b|) memory. A dozen lines rather than a dependency:
+ * it ranks a handful of file names, and the well-kept `leven` package is ESM-only and not a
+ * direct dependency of the project.
+ */
+export function editDistance(a: string, b: string): number {
+  if (a === b) return 0;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let cur = new Array<number>(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    cur[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    [prev, cur] = [cur, prev];
+  }
+  return prev[b.length]!;
+}
+
+/** How many close matches a missing model file's error suggests. */
+export const MAX_SUGGESTIONS = 3;
+
+/**
+ * GGUF files in the folder of a missing `file` whose names are close to its name: edit distance
+ * (case-insensitive) at most max(3, 40 % of the longer name), or one name containing the other;
+ * nearest first (ties by name), at most {@link MAX_SUGGESTIONS}. Absolute paths; [] when the
+ * folder does not exist or holds no `.gguf` file.
+ */
+export function closeModelFiles(file: string, limit = MAX_SUGGESTIONS): string[] {
+  const dir = path.dirname(file);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile() && /\.gguf$/i.test(d.name)).map((d) => d.name);
+  } catch {
+    return [];
+  }
+  const want = path.basename(file).toLowerCase();
+  return names
+    .map((name) => {
+      const n = name.toLowerCase();
+      const d = editDistance(want, n);
+      const close = d <= Math.max(3, Math.floor(0.4 * Math.max(want.length, n.length))) || (want.length >= 4 && (n.includes(want.replace(/\.gguf$/, '')) || want.includes(n.replace(/\.gguf$/, ''))));
+      return { name, d, close };
+    })
+    .filter((x) => x.close)
+    .sort((x, y) => x.d - y.d || x.name.localeCompare(y.name))
+    .slice(0, limit)
+    .map((x) => path.join(dir, x.name));
 }
 
 /** Download progress of a model URI (and of the checksum that follows it). */
@@ -112,7 +167,9 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
     try {
       st = fs.statSync(file);
     } catch {
-      throw new ModelResolveError(`The model file '${file}' does not exist (reposnap.model).`);
+      const near = closeModelFiles(file);
+      const hint = near.length > 0 ? ` Did you mean ${near.map((f) => `'${path.basename(f)}'`).join(', ')}?` : '';
+      throw new ModelResolveError(`The model file '${file}' does not exist (reposnap.model).${hint}`, near);
     }
     if (!st.isFile()) throw new ModelResolveError(`The model path '${file}' is not a file (reposnap.model).`);
     if (options.sha256) await checkFile(file, options.sha256, options);

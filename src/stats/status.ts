@@ -1,6 +1,6 @@
 /**
  * The status bar item: model and engine state (`RepoSnap: stories260K · packing 43 %`), opening
- * the cache stats on click.
+ * the cache stats on click; "RepoSnap: no model" (click: choose a model file) while none is chosen.
  */
 import * as vscode from 'vscode';
 
@@ -43,6 +43,7 @@ export class StatusBar implements vscode.Disposable {
   private model = 'no model';
   private status: EngineStatus = { state: 'idle' };
   private engineInfo = '';
+  private noModel = false;
 
   constructor() {
     this.item.name = 'RepoSnap';
@@ -54,6 +55,15 @@ export class StatusBar implements vscode.Disposable {
   /** Sets the model name. */
   setModel(name: string): void {
     this.model = name;
+    this.render();
+  }
+
+  /**
+   * Marks that no model is chosen (src/chat/welcome.ts): the item then reads "RepoSnap: no model"
+   * and a click chooses a model file.
+   */
+  setNoModel(noModel: boolean): void {
+    this.noModel = noModel;
     this.render();
   }
 
@@ -70,6 +80,16 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private render(): void {
+    if (this.noModel && !['resolving', 'error'].includes(this.status.state)) {
+      this.item.text = '$(circle-slash) RepoSnap: no model';
+      this.item.command = 'reposnap.selectModel';
+      const tip = new vscode.MarkdownString(undefined, true);
+      tip.appendMarkdown('**RepoSnap** — no model chosen\n\nClick to choose a GGUF model file, or open the RepoSnap chat to download the default model.');
+      this.item.tooltip = tip;
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      return;
+    }
+    this.item.command = 'reposnap.showStats';
     const busy = ['resolving', 'loading', 'packing', 'prefill', 'answering'].includes(this.status.state);
     const icon = this.status.state === 'error' ? '$(error)' : busy ? '$(loading~spin)' : '$(database)';
     this.item.text = `${icon} RepoSnap: ${this.model} · ${statusText(this.status)}`;
