@@ -192,6 +192,18 @@ export function parseFromWebview(x: unknown): FromWebview | undefined {
   }
 }
 
+/** A model download's progress as the chat's progress line (`downloading the model 43 % · 482 / 1,120 MB`). */
+export function downloadProgressOf(p: { phase: 'download' | 'verify'; downloadedBytes: number; totalBytes: number }): ChatProgress {
+  const percent = p.totalBytes > 0 ? (100 * p.downloadedBytes) / p.totalBytes : undefined;
+  const mb = (b: number) => Math.round(b / 1e6).toLocaleString('en-US');
+  const verb = p.phase === 'verify' ? 'checking the model (SHA-256)' : 'downloading the model';
+  return {
+    phase: 'download',
+    ...(percent === undefined ? {} : { percent }),
+    label: `${verb}${percent === undefined ? '' : ` ${Math.floor(percent)} %`} · ${mb(p.downloadedBytes)}${p.totalBytes > 0 ? ` / ${mb(p.totalBytes)}` : ''} MB`,
+  };
+}
+
 /** Formats a duration for the badge: `850 ms`, `1.6 s`, `2 min 5 s`. */
 export function formatMs(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

@@ -15,6 +15,7 @@ import type { Settings } from '../config/accessor';
 import { errorCard } from './errors';
 import { webviewHtml } from './html';
 import {
+  downloadProgressOf,
   parseFromWebview,
   WELCOME_CARD_ID,
   type AnswerStats,
@@ -181,6 +182,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         question,
         source: 'chat',
         signal: controller.signal,
+        onDownload: (p) => setProgress(downloadProgressOf(p)),
         onWait: () => {
           busy.waiting = true;
           setProgress(WAITING_PROGRESS);

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { errorCardMarkdown } from '../chat/errors';
-import { badgeText, type ChatMessage, type ErrorAction, type ErrorCard } from '../chat/protocol';
+import { badgeText, downloadProgressOf, type ChatMessage, type ErrorAction, type ErrorCard } from '../chat/protocol';
 import { messageId } from '../chat/threads';
 import { answerStats, failureCard, progressOf, WAITING_PROGRESS, type ChatViewProvider } from '../chat/view';
 import { AbortError } from '../engine/errors';
@@ -130,6 +130,7 @@ export class ExplainController implements vscode.Disposable {
         source: 'explain',
         signal: ex.controller.signal,
         onWait: () => this.show(ex, `_${WAITING_PROGRESS.label}_`),
+        onDownload: (p) => this.show(ex, `_${downloadProgressOf(p).label}_`),
         onEvent: (e) => {
           if (e.kind === 'token') {
             ex.text += e.text;

@@ -13,7 +13,7 @@ import { ENGINE_RESTART_KEYS, MODEL_KEYS, withFilesExclude, type ReposnapSetting
 import { AbortError } from '../engine/errors';
 import { recordedFile } from '../models/checksum';
 import { selectEngineBuild, type EngineBuild } from '../models/gpu';
-import { isModelUri, modelDisplayName, resolveModel } from '../models/resolve';
+import { isModelUri, modelDisplayName, resolveModel, type DownloadProgress } from '../models/resolve';
 import { AnswerQueue } from '../chat/queue';
 import { DEFAULT_MODEL_DOWNLOAD, formatSize, modelChoice, NoModelChosenError, type ModelChoice } from '../chat/welcome';
 import type { QuestionRecords } from '../stats/records';
@@ -32,6 +32,8 @@ export interface ServiceAsk {
   onEvent?: (e: WireAskEvent) => void;
   /** Called once when the question has to wait for another answer to end (one answer at a time). */
   onWait?: () => void;
+  /** Progress of the model's download (and checksum) while the question waits for it. */
+  onDownload?: (p: DownloadProgress) => void;
 }
 
 /** A question was asked with no workspace folder open. */
@@ -54,6 +56,8 @@ export class EngineService implements vscode.Disposable {
   private busy = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private resolving: Promise<string> | undefined;
+  /** Who follows the model download in progress (the questions waiting for it). */
+  private readonly downloadListeners = new Set<(p: DownloadProgress) => void>();
   /** One answer at a time, in the order asked (chat threads and explanations). */
   private readonly queue = new AnswerQueue();
   private nextKey = 1;
@@ -118,7 +122,8 @@ export class EngineService implements vscode.Disposable {
     const settings = this.askSettings(folder);
     this.busy++;
     try {
-      const modelPath = await this.modelFile(settings, folder.uri.fsPath, q.signal);
+      if (q.onDownload) this.downloadListeners.add(q.onDownload);
+      const modelPath = await this.modelFile(settings, folder.uri.fsPath, q.signal).finally(() => q.onDownload && this.downloadListeners.delete(q.onDownload));
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
@@ -300,11 +305,18 @@ export class EngineService implements vscode.Disposable {
           signal?.addEventListener('abort', () => controller.abort(), { once: true });
           let lastPercent = 0;
           let phase: 'download' | 'verify' = 'download';
+          let heard: { percent: number; phase: string } = { percent: -2, phase: '' };
           try {
             return await resolveModel(spec, {
               directory,
               signal: controller.signal,
               onProgress: (p) => {
+                // the listeners (chat, explanations) hear of each whole percent, not each chunk
+                const whole = p.totalBytes > 0 ? Math.floor((100 * p.downloadedBytes) / p.totalBytes) : -1;
+                if (whole !== heard.percent || p.phase !== heard.phase) {
+                  heard = { percent: whole, phase: p.phase };
+                  for (const listener of this.downloadListeners) listener(p);
+                }
                 const percent = p.totalBytes > 0 ? (100 * p.downloadedBytes) / p.totalBytes : 0;
                 if (p.phase !== phase) lastPercent = 0; // the bar restarts for the checksum pass
                 phase = p.phase;

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { editorWording, errorCard, errorCardMarkdown } from '../../src/chat/errors';
-import { parseFromWebview } from '../../src/chat/protocol';
+import { downloadProgressOf, parseFromWebview } from '../../src/chat/protocol';
 import { AnswerQueue } from '../../src/chat/queue';
 import { renderMarkdown, renderQuestion } from '../../src/chat/render';
 import { DEFAULT_MODEL_DOWNLOAD, downloadLabel, formatSize, modelChoice, welcomeCard } from '../../src/chat/welcome';
@@ -170,4 +170,12 @@ test('webview messages: card actions by answer id and index, Retry by answer id;
 test("a question's line breaks are kept when shown; an answer's follow Markdown", () => {
   assert.equal(renderQuestion('first line\nsecond line'), '<p>first line<br>\nsecond line</p>\n');
   assert.equal(renderMarkdown('first line\nsecond line'), '<p>first line\nsecond line</p>\n', 'the setting does not leak into answers');
+});
+
+test('download progress in the chat: percent (floored) and decimal megabytes; the checksum pass says so', () => {
+  assert.deepEqual(downloadProgressOf({ phase: 'download', downloadedBytes: 482_300_000, totalBytes: 1_120_000_000 }), {
+    phase: 'download', percent: (100 * 482_300_000) / 1_120_000_000, label: 'downloading the model 43 % · 482 / 1,120 MB',
+  });
+  assert.equal(downloadProgressOf({ phase: 'verify', downloadedBytes: 1_120_000_000, totalBytes: 1_120_000_000 }).label, 'checking the model (SHA-256) 100 % · 1,120 / 1,120 MB');
+  assert.deepEqual(downloadProgressOf({ phase: 'download', downloadedBytes: 5_000_000, totalBytes: 0 }), { phase: 'download', label: 'downloading the model · 5 MB' });
 });
