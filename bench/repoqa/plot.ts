@@ -43,25 +43,18 @@ function values(input: RepoQaPlotInput, metric: Metric): Record<string, unknown>
 
 function panel(input: RepoQaPlotInput, metric: Metric, title: string, yTitle: string, yScale: Record<string, unknown>): Spec {
   const domain = Object.values(SERIES).map((s) => s.label);
-  const color = { field: 'series', type: 'nominal', title: null, scale: { domain, range: Object.values(SERIES).map((s) => s.color) }, legend: { orient: 'bottom', direction: 'vertical', labelLimit: 320, symbolType: 'stroke', symbolStrokeWidth: 3 } };
+  const color = { field: 'series', type: 'nominal', title: null, scale: { domain, range: Object.values(SERIES).map((s) => s.color) }, legend: { orient: 'bottom', direction: 'vertical', labelLimit: 320, symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 } };
   const axis = yScale.type === 'log' ? { values: [1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {};
   const layer: Spec[] = [
     { mark: { type: 'errorband', opacity: 0.18 }, encoding: { x: xBudget, y: { field: 'low', type: 'quantitative', title: yTitle, scale: yScale, axis }, y2: { field: 'high' }, color } },
     { mark: { type: 'line', point: true, strokeWidth: 2 }, encoding: { x: xBudget, y: { field: 'mean', type: 'quantitative', title: yTitle, scale: yScale, axis }, color } },
   ];
-  if (metric === 'accuracy') {
-    const full = input.results.find((r) => r.policy === 'full');
-    if (full) {
-      layer.push({
-        data: { values: [{ y: 100 * full.accuracy.mean, label: `full attention ${(100 * full.accuracy.mean).toFixed(1)} %` }] },
-        layer: [
-          { mark: { type: 'rule', strokeDash: [6, 4], color: '#c51b8a', strokeWidth: 2 }, encoding: { y: { field: 'y', type: 'quantitative' } } },
-          { mark: { type: 'text', align: 'left', dx: 4, dy: -7, color: '#c51b8a' }, encoding: { y: { field: 'y', type: 'quantitative' }, x: { datum: 5 }, text: { field: 'label' } } },
-        ],
-      });
-    }
+  const full = input.results.find((r) => r.policy === 'full');
+  if (metric === 'accuracy' && full) {
+    layer.push({ data: { values: [{ y: 100 * full.accuracy.mean }] }, mark: { type: 'rule', strokeDash: [6, 4], color: '#c51b8a', strokeWidth: 2 }, encoding: { y: { field: 'y', type: 'quantitative' } } });
+    title = `accuracy (dashed: full attention ${(100 * full.accuracy.mean).toFixed(1)} %)`;
   }
-  return { title, width: 250, height: 220, data: { values: values(input, metric) }, layer };
+  return { title: { text: title, fontSize: 12 }, width: 250, height: 220, data: { values: values(input, metric) }, layer };
 }
 
 /** Main plot: accuracy, agreement and KL vs budget. */
