@@ -69,3 +69,20 @@ export class Checkpoint<T extends { promptId: number }> {
     fs.appendFileSync(this.file, JSON.stringify(m) + '\n');
   }
 }
+
+/**
+ * The order to measure n prompts in: indices sorted by their bit-reversed value (van der Corput,
+ * base 2), so that any first k of them spread over the whole range of prompts (the prompts' lengths
+ * rise with their index): n = 6 gives 0, 4, 2, 1, 5, 3. A run stopped early then holds short and
+ * long prompts alike.
+ */
+export function measureOrder(n: number): number[] {
+  let bits = 0;
+  while (1 << bits < n) bits++;
+  const reverse = (i: number) => {
+    let r = 0;
+    for (let b = 0; b < bits; b++) if (i & (1 << b)) r |= 1 << (bits - 1 - b);
+    return r;
+  };
+  return Array.from({ length: n }, (_, i) => i).sort((a, b) => reverse(a) - reverse(b));
+}

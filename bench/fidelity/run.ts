@@ -15,6 +15,9 @@
  *   --resume           keep the prompts already measured in the checkpoint under the same settings
  *                      (each prompt is appended there as it finishes)
  *   --checkpoint FILE  the checkpoint (default $TMPDIR/reposnap-fidelity/<out's name>.partial.jsonl)
+ *   --measured-only    measure nothing: report the prompts the checkpoint already holds (a run
+ *                      stopped early; prompts are measured in an order that spreads over the
+ *                      lengths, and the JSON records how many of the planned prompts it covers)
  *   --no-device-check  skip the on-device SnapKV check (RepoSnap's own snap vs the host selection)
  *   --budgets LIST     budgets as fractions of L (default 0.05,0.1,0.25,0.5)
  *   --steps N          teacher-forced tokens after compression (default 64)
@@ -42,7 +45,7 @@ import { loadModel } from '../../src/engine/model';
 import { TINY_MODEL_SHA256 } from '../../test/helpers/models';
 import { resolveBenchModel } from '../models';
 import { measurePrompt, type PromptMeasurement } from './benchmark';
-import { Checkpoint } from './checkpoint';
+import { Checkpoint, measureOrder } from './checkpoint';
 import { codePrompts, type CodePrompt } from './code-prompts';
 import { TeacherForcer } from './engine';
 import { followUpItems, runFollowUpItem, type FollowUpResult } from './follow-up';
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
       resume: { type: 'boolean' },
       'no-device-check': { type: 'boolean' },
       checkpoint: { type: 'string' },
+      'measured-only': { type: 'boolean' },
     },
   });
   const t0 = performance.now();
@@ -173,19 +177,27 @@ async function main(): Promise<void> {
     steps,
     policies: policies.map((p) => p.id),
     deviceCheck: deviceCheck?.id ?? null,
-  }, values.resume ?? false);
+  }, (values.resume ?? false) || (values['measured-only'] ?? false));
   if (checkpoint.done.size) log(`resuming: ${checkpoint.done.size} prompts already measured in ${path.relative(process.cwd(), checkpoint.file)}`);
-  const measurements: PromptMeasurement[] = [];
-  for (const [i, prompt] of prompts.entries()) {
+  // measured in an order that spreads any first k over the lengths; reported in prompt order
+  const byIndex = new Map<number, PromptMeasurement>();
+  for (const i of measureOrder(prompts.length)) {
+    const prompt = prompts[i]!;
     let m = checkpoint.done.get(prompt.id);
-    if (!m) {
+    if (!m && !values['measured-only']) {
       m = await measurePrompt(forcer, prompt, policies, { fractions, steps, deviceCheck }, i === 0);
       checkpoint.append(m);
       const d = m.byPolicy[DEFAULT_SNAPKV_ID]!;
-      log(`prompt ${i + 1}/${prompts.length} (L = ${m.L}): ${(m.ms / 1000).toFixed(1)} s; SnapKV default top-1 ${d.map((f) => (100 * f.top1).toFixed(0)).join('/')} %`);
+      log(`prompt ${byIndex.size + 1}/${prompts.length} (#${i}, L = ${m.L}): ${(m.ms / 1000).toFixed(1)} s; SnapKV default top-1 ${d.map((f) => (100 * f.top1).toFixed(0)).join('/')} %`);
     }
-    measurements.push(m);
+    if (m) byIndex.set(i, m);
   }
+  const measuredIndices = [...byIndex.keys()].sort((a, b) => a - b);
+  const measurements: PromptMeasurement[] = measuredIndices.map((i) => byIndex.get(i)!);
+  if (measurements.length === 0) throw new Error(`--measured-only: ${path.relative(process.cwd(), checkpoint.file)} holds no prompt of this run`);
+  const planned = prompts.length;
+  prompts = measuredIndices.map((i) => prompts[i]!);
+  if (prompts.length < planned) log(`--measured-only: ${prompts.length} of ${planned} prompts measured; the report covers those`);
   const mainSeconds = (performance.now() - t0) / 1000;
   const measuredSeconds = measurements.reduce((a, m) => a + m.ms / 1000, 0);
   const rows = resultRows(measurements, policies, fractions);
@@ -248,6 +260,7 @@ async function main(): Promise<void> {
       prompts: {
         source: source as 'stories' | 'code',
         n: prompts.length,
+        planned,
         ids: prompts.map((p) => p.id),
         minL: Math.min(...lengths),
         maxL: Math.max(...lengths),

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { Checkpoint } from '../../bench/fidelity/checkpoint';
+import { Checkpoint, measureOrder } from '../../bench/fidelity/checkpoint';
 import { codePromptLength, codePrompts, cutPrompt, fileBlock, isReadableSource, promptFiles, readDocument, tokensSha256, type SourceFile } from '../../bench/fidelity/code-prompts';
 import { resolveBenchModel } from '../../bench/models';
 import { checkRealModel, REAL_MODELS, SMOLLM2, TINY_MODEL } from '../helpers/models';
@@ -140,6 +140,16 @@ test('the checkpoint resumes the prompts measured under the same settings, drops
   assert.equal(fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length, 1);
   fs.writeFileSync(file, 'not json\n');
   assert.throws(() => Checkpoint.open(file, config, true), /is not a fidelity checkpoint/);
+});
+
+test('prompts are measured in bit-reversed order, so that a run stopped early spans short and long prompts', () => {
+  // 3 bits: reversed(0..5) = 0, 4, 2, 6, 1, 5
+  assert.deepEqual(measureOrder(6), [0, 4, 2, 1, 5, 3]);
+  assert.deepEqual(measureOrder(8), [0, 4, 2, 6, 1, 5, 3, 7]);
+  assert.deepEqual(measureOrder(1), [0]);
+  assert.deepEqual(measureOrder(0), []);
+  assert.deepEqual([...measureOrder(24)].sort((a, b) => a - b), Array.from({ length: 24 }, (_, i) => i));
+  assert.deepEqual(measureOrder(24).slice(0, 4), [0, 16, 8, 4]);
 });
 
 test('--model names: tiny, a real model by alias (sha256 checked), a .gguf path, and a clear error otherwise', () => {
