@@ -11,7 +11,9 @@
  * Per L: prefill tok/s (ours; node-llama-cpp at each --nlc-threads setting, the best of them
  * compared), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
  * uncompressed at L = B (a plain context of B), KV bytes before/after, the peak resident memory of
- * prefill and of snap (VmHWM, reset between phases through /proc/self/clear_refs), and the
+ * prefill and of snap (VmHWM, reset between phases through /proc/self/clear_refs), decode at B
+ * and of the plain context again on every core (the default decodes a short cache on all cores
+ * but one, src/engine/threads.ts), and the
  * physical bound of decode's speed-up: decode reads every weight and every KV cell once per token,
  * so full ÷ B can be at most (weights + KV_L) / (weights + KV_B) in bytes read per token (weights =
  * llama_model_size, all tensors; KV = bytes per cell × cells). Prompts are seeded random tokens
@@ -50,6 +52,13 @@ async function decodeMs(s: EngineSession, steps: number, rand: () => number): Pr
   const t = performance.now();
   for (let i = 0; i < steps; i++) await s.step(rand());
   return (performance.now() - t) / steps;
+}
+
+/** Fixes a session's decode threads at `n` (drops the default's choice by cache length); returns it. */
+function allCores(s: EngineSession, n: number): EngineSession {
+  s.adaptiveThreads = undefined;
+  s.native.setThreads(n, n);
+  return s;
 }
 
 function nlc(model: string, L: number, threads: string, fa: string, steps: number): { prefillTokS: number; decodeMs: number } | { error: string } {
@@ -132,11 +141,14 @@ async function main() {
       const snapPeak = hwmBytes();
       const kvAfter = c.stats().kvBytes;
       const dms = await decodeMs(c, steps, rand);
+      // the same cache decoded on every core (the default decodes a short cache on all cores but one)
+      const dmsAll = await decodeMs(allCores(c, threads.threadsBatch), steps, rand);
       c.dispose();
       // the physical bound: a plain context of B tokens
       const p = createSession(model, { contextSize: B + 2 * steps + 8, flashAttention: fa, snapWindow: 0 });
       await p.prefill(prompt.slice(0, B));
       const plainMs = await decodeMs(p, steps, rand);
+      const plainMsAll = await decodeMs(allCores(p, threads.threadsBatch), steps, rand);
       p.dispose();
       const kvBefore = row.kvBytesBefore as number;
       (row.byBudget as Record<string, unknown>[]).push({
@@ -148,6 +160,8 @@ async function main() {
         kvBytesAfter: kvAfter,
         decodeMs: dms,
         decodeMsPlainB: plainMs,
+        decodeMsAllCores: dmsAll,
+        decodeMsPlainBAllCores: plainMsAll,
         speedup: (row.decodeMsFull as number) / dms,
         boundSpeedup: (weightBytes + kvBefore) / (weightBytes + kvAfter),
       });
@@ -176,11 +190,11 @@ async function main() {
     const bestDecode = Math.min(Infinity, ...nlcKeys.map((k) => n(k)?.decodeMs ?? Infinity));
     console.log(`| ${r.L} | ${f(r.prefillTokS, 0)} | ${nlcKeys.map((k) => `${f(n(k)?.prefillTokS, 0)} (${f(n(k)?.decodeMs, 0)} ms)`).join(' | ')} | ${bestPrefill ? f((r.prefillTokS as number) / bestPrefill, 2) : '–'} | ${f(r.decodeMsFull, 2)} | ${f(bestDecode, 2)} | ${mib(r.kvBytesBefore)} | ${mib(r.prefillPeakBytes)} |`);
   }
-  console.log('\n| L | B | snap ms | snap / prefill | RSS before snap MiB | snap peak MiB | decode ms/tok at B | plain context of B | full ÷ B | bound (W + KV_L) / (W + KV_B) | KV MiB after | KV ratio | B/L |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log(`\n| L | B | snap ms | snap / prefill | RSS before snap MiB | snap peak MiB | decode ms/tok at B | plain context of B | at B, ${threads.threadsBatch} threads | plain, ${threads.threadsBatch} threads | full ÷ B | bound (W + KV_L) / (W + KV_B) | KV MiB after | KV ratio | B/L |`);
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     for (const b of r.byBudget as Record<string, number>[]) {
-      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.rssBeforeSnapBytes)} | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f(b.speedup, 2)}× | ${f(b.boundSpeedup, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
+      console.log(`| ${r.L} | ${b.B} | ${f(b.snapMs)} | ${f(100 * b.snapShare!, 2)} % | ${mib(b.rssBeforeSnapBytes)} | ${mib(b.snapPeakBytes)} | ${f(b.decodeMs, 2)} | ${f(b.decodeMsPlainB, 2)} | ${f(b.decodeMsAllCores, 2)} | ${f(b.decodeMsPlainBAllCores, 2)} | ${f(b.speedup, 2)}× | ${f(b.boundSpeedup, 2)}× | ${mib(b.kvBytesAfter)} | ${f(b.kvBytesAfter! / (r.kvBytesBefore as number), 4)} | ${f(b.B! / (r.L as number), 4)} |`);
     }
   }
   const tag = `${bench ? `-${bench.short}` : ''}${values.shape ? `-${values.shape.replace(/,/g, 'x')}` : ''}${values.weights && values.weights !== 'f16' ? `-${values.weights}` : ''}${values.lengths ? `-L${lengths.join('-')}` : ''}`;
