@@ -212,7 +212,8 @@ function renderAll(): void {
   $('model').textContent = state.model;
   const stick = nearBottom();
   messagesEl.replaceChildren(...state.active.messages.map(messageEl));
-  if (state.welcome) messagesEl.prepend(cardEl(state.welcome, WELCOME_CARD_ID, 'welcome'));
+  // at the end, above the input: seen at once even in a long thread
+  if (state.welcome) messagesEl.append(cardEl(state.welcome, WELCOME_CARD_ID, 'welcome'));
   if (state.active.messages.length === 0 && !state.welcome) {
     const empty = document.createElement('div');
     empty.className = 'empty muted';

@@ -3,8 +3,10 @@
  * chromium with playwright-core, as a person would use it: ask in the chat view and see the
  * streamed answer with its L → B badge; select code and run Explain Selection, see the comment
  * thread and continue it in chat; ask a second question; open Show Cache Stats; kill the engine
- * process and see the next question answered by a new one. A screenshot of each step goes to
- * $E2E_OUT.
+ * process and see the next question answered by a new one; ask in a second thread while the
+ * first answers (it waits, with its own controls); see an error card and its action open the
+ * Settings editor at the setting; with no model, see the welcome card and choose a GGUF file.
+ * A screenshot of each step goes to $E2E_OUT.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -50,8 +52,9 @@ async function runCommand(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible' });
   await page.keyboard.type(title);
-  await page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await row.click();
 }
 
 /** Engine processes of the installed extension: their command line names its dist/host.js. */
@@ -71,12 +74,96 @@ function enginePids(): number[] {
   return pids;
 }
 
-/** Waits for the `n`-th answer of the chat to finish; returns its badge, or fails with the answer's error. */
+/** Waits for the `n`-th answer of the chat to finish; returns its badge, or fails with the answer's error card. */
 async function answered(chat: Frame, n: number): Promise<string> {
   const answer = chat.locator('.msg.assistant').nth(n);
-  await answer.locator('.badge, .error').first().waitFor({ timeout: ANSWER_TIMEOUT });
-  if (await answer.locator('.error').count()) throw new Error(`the answer failed: ${await answer.locator('.error').textContent()}`);
+  await answer.locator('.badge, .error-card').first().waitFor({ timeout: ANSWER_TIMEOUT });
+  if (await answer.locator('.error-card').count()) throw new Error(`the answer failed: ${await answer.locator('.error-card').textContent()}`);
   return (await answer.locator('.badge').textContent()) ?? '';
+}
+
+/** The user settings file of the code-server run (.ci/e2e.sh: `$WORK/user/User/settings.json`, beside `$WORK/extensions`). */
+const USER_SETTINGS = path.join(path.dirname(EXTENSIONS), 'user', 'User', 'settings.json');
+
+/**
+ * Changes the user settings as a person would, in the settings.json editor (code-server does not
+ * watch the file for changes made behind its back): `undefined` removes a key. Returns the
+ * settings before the change.
+ */
+async function editSettings(change: Record<string, unknown>): Promise<Record<string, unknown>> {
+  // VS Code may have rewritten the file (its own keys) since: read what it holds now
+  const before = JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8')) as Record<string, unknown>;
+  const after = { ...before, ...change };
+  for (const [k, v] of Object.entries(change)) if (v === undefined) delete after[k];
+  // the keyboard goes to the workbench, not to a webview: focus an editor tab first
+  await page.locator('.tabs-container .tab', { hasText: 'math.ts' }).first().click();
+  await runCommand('Preferences: Open User Settings (JSON)');
+  // this VS Code opens settings.json in a modal editor over the workbench
+  const editor = page.locator('.monaco-editor', { hasText: '"reposnap.budget"' }).last();
+  await editor.waitFor({ timeout: 15_000 });
+  await editor.locator('.view-lines').click();
+  // replace the whole text with one line (no auto-indent), then drop what auto-closing added after it
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Control+Shift+End');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(JSON.stringify(after));
+  await page.keyboard.press('Control+Shift+End');
+  await page.keyboard.press('Delete');
+  await page.keyboard.press('Control+S');
+  const end = Date.now() + 15_000;
+  const saved = (): string => {
+    try {
+      return JSON.stringify(JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8')));
+    } catch {
+      return '';
+    }
+  };
+  while (saved() !== JSON.stringify(after)) {
+    if (Date.now() > end) {
+      await shot('xx-settings-json-not-saved');
+      throw new Error(`the settings were not saved: ${fs.readFileSync(USER_SETTINGS, 'utf8')}`);
+    }
+    await page.waitForTimeout(200);
+  }
+  await closeModal(editor);
+  await page.waitForTimeout(500);
+  return before;
+}
+
+/**
+ * Closes the modal editor (this VS Code opens settings.json and the Settings editor over the
+ * workbench) that holds `inside`: Escape, else its close button.
+ */
+async function closeModal(inside: ReturnType<Page['locator']>): Promise<void> {
+  await page.keyboard.press('Escape');
+  try {
+    await inside.waitFor({ state: 'hidden', timeout: 3000 });
+    return;
+  } catch {
+    // Escape went to a widget of the editor
+  }
+  const close = page.locator('[class*="modal"] .codicon-close, [class*="modal"] .codicon-x, [class*="modal"] [aria-label^="Close"]').first();
+  if (await close.count()) await close.click();
+  try {
+    await inside.waitFor({ state: 'hidden', timeout: 5000 });
+  } catch (e) {
+    await shot('xx-modal-open');
+    const html = await page.locator('[class*="modal"]').evaluateAll((els) => els.map((el) => `${el.className}: ${el.outerHTML.slice(0, 1500)}`));
+    console.log(`modal elements:\n${html.join('\n')}`);
+    throw e;
+  }
+}
+
+/** Records every label the chat's progress line shows, in `window.__progress`. */
+async function recordProgress(chat: Frame): Promise<void> {
+  await chat.locator('#progress').evaluate((el) => {
+    const seen: string[] = [];
+    (window as unknown as { __progress: string[] }).__progress = seen;
+    new MutationObserver(() => {
+      const label = el.querySelector('.label')?.textContent;
+      if (label && !(el as HTMLElement).hidden) seen.push(label);
+    }).observe(el, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
 }
 
 async function askInChat(chat: Frame, question: string): Promise<string> {
@@ -117,14 +204,7 @@ test('chat: a question is answered in the chat view with a streamed answer and t
   await chat.locator('#input').fill('Which file defines the Rectangle class?');
   await shot('01-chat-question');
   // record every progress line the view shows: they are brief on this small workspace
-  await chat.locator('#progress').evaluate((el) => {
-    const seen: string[] = [];
-    (window as unknown as { __progress: string[] }).__progress = seen;
-    new MutationObserver(() => {
-      const label = el.querySelector('.label')?.textContent;
-      if (label && !(el as HTMLElement).hidden) seen.push(label);
-    }).observe(el, { subtree: true, childList: true, characterData: true, attributes: true });
-  });
+  await recordProgress(chat);
   await chat.locator('#input').press('Enter');
   await shot('02-chat-progress');
   const badge = await answered(chat, 0);
@@ -224,4 +304,90 @@ test('crash: the engine process is killed, the status bar says so, and the next 
   assert.notEqual(now[0], pid, 'a new engine process');
   await status.filter({ hasText: 'ready' }).waitFor({ timeout: 10_000 });
   await shot('09-answered-after-crash');
+});
+
+test('threads: a question asked in thread B while thread A streams waits for it, with its own controls; both are answered', async () => {
+  await editSettings({ 'reposnap.maxTokens': 400 }); // a long answer in A, so that B is asked while A runs
+  let chat = await webviewFrame('#input');
+  await chat.locator('#new').click();
+  await chat.locator('.msg').first().waitFor({ state: 'detached' });
+  const aTitle = 'Describe every function of the repository in detail, one paragraph each, with examples.';
+  await chat.locator('#input').fill(aTitle);
+  await chat.locator('#input').press('Enter');
+  await chat.locator('#stop').waitFor({ state: 'visible' });
+  await chat.locator('#new').click();
+  await chat.locator('.msg').first().waitFor({ state: 'detached' });
+  await recordProgress(chat);
+  assert.equal(await chat.locator('#stop').isHidden(), true, "thread B does not show A's Stop");
+  await chat.locator('#input').fill('Which file defines the Circle class?\nAnswer with its path.');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('#progress .label', { hasText: 'Waiting for the other answer' }).waitFor({ timeout: 15_000 });
+  assert.equal(await chat.locator('#stop').textContent(), 'Cancel', "B's own Stop cancels B's waiting question");
+  // the question keeps its line break
+  assert.equal(await chat.locator('.msg.user .question br').count(), 1);
+  await shot('10-thread-b-waits-for-a');
+  const bBadge = await answered(chat, 0);
+  assert.match(bBadge, /L [\d,]+ → B 256/);
+  // A was answered first; B ran when it ended
+  await chat.locator('#threads').selectOption({ label: aTitle.length > 60 ? `${aTitle.slice(0, 59)}…` : aTitle });
+  chat = await webviewFrame('#input');
+  await chat.locator('.msg.user .question', { hasText: 'Describe every function' }).waitFor();
+  assert.match(await answered(chat, 0), /L [\d,]+ → B 256/);
+  assert.equal(await chat.locator('.msg.assistant .answer-actions button').allTextContents().then((t) => t.join(',')), 'Copy answer,Retry');
+  await shot('11-thread-a-answered');
+  await editSettings({ 'reposnap.maxTokens': 48 });
+});
+
+test('errors: a context size above the model\'s shows a card whose action opens the Settings editor at reposnap.contextSize', async () => {
+  await editSettings({ 'reposnap.contextSize': 1_000_000 });
+  const chat = await webviewFrame('#input');
+  const n = await chat.locator('.msg.assistant').count();
+  await chat.locator('#input').fill('What does src/math.ts export?');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.msg.assistant').nth(n).locator('.error-card');
+  await card.waitFor({ timeout: ANSWER_TIMEOUT });
+  assert.equal(await card.locator('.card-title').textContent(), 'The context size does not fit');
+  const text = (await card.locator('.card-text').textContent()) ?? '';
+  assert.match(text, /reposnap\.contextSize/);
+  assert.doesNotMatch(text, /--context-size/);
+  await shot('12-error-card');
+  await card.locator('button.card-action', { hasText: 'Open Settings (reposnap.contextSize)' }).click();
+  const search = page.locator('.settings-editor .suggest-input-container .monaco-editor .view-lines');
+  await search.waitFor({ timeout: 15_000 });
+  assert.match((await search.textContent())?.replace(/\u00a0/g, ' ') ?? '', /reposnap\.contextSize/);
+  await page.locator('.settings-editor .setting-item-contents', { hasText: 'Context Size' }).first().waitFor({ timeout: 15_000 });
+  await shot('13-error-action-opened-settings');
+  await closeModal(page.locator('.settings-editor'));
+  await editSettings({ 'reposnap.contextSize': 1024 });
+});
+
+test('first run: with no model chosen the chat shows the welcome card and the status bar "no model"; choosing a file sets it', async () => {
+  const before = await editSettings({ 'reposnap.model': undefined });
+  const model = String(before['reposnap.model']);
+  const chat = await webviewFrame('#input');
+  const welcome = chat.locator('.welcome-card');
+  await welcome.waitFor({ timeout: 15_000 });
+  assert.deepEqual(await welcome.locator('button.card-action').allTextContents(), ['Choose a GGUF file…', 'Download Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, Apache-2.0)']);
+  const status = page.locator('.part.statusbar .statusbar-item', { hasText: 'RepoSnap: no model' });
+  await status.waitFor({ timeout: 10_000 });
+  await shot('14-welcome-no-model');
+  await welcome.locator('button.card-action', { hasText: 'Choose a GGUF file…' }).click();
+  // code-server's file dialog is a quick input holding a path
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(`${path.dirname(model)}/`);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: path.basename(model) }).first();
+  await row.waitFor({ timeout: 15_000 });
+  await shot('15-choose-gguf-file');
+  await row.click();
+  await page.waitForTimeout(500);
+  const ok = page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' });
+  if ((await page.locator('.quick-input-widget').isVisible()) && (await ok.count())) {
+    assert.match(await input.inputValue(), new RegExp(`${path.basename(model).replace(/\./g, '\\.')}$`));
+    await ok.click();
+  }
+  await welcome.waitFor({ state: 'detached', timeout: 15_000 });
+  await page.locator('.part.statusbar .statusbar-item', { hasText: 'SmolLM2' }).waitFor({ timeout: 10_000 });
+  assert.equal(JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8'))['reposnap.model'], model);
+  await shot('16-model-chosen');
 });
