@@ -391,3 +391,18 @@ test('first run: with no model chosen the chat shows the welcome card and the st
   assert.equal(JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8'))['reposnap.model'], model);
   await shot('16-model-chosen');
 });
+
+test('threads: deleting a thread asks first; Cancel keeps it', async () => {
+  const chat = await webviewFrame('#input');
+  const threads = await chat.locator('#threads option').count();
+  const title = (await chat.locator('#threads option:checked').textContent()) ?? '';
+  await chat.locator('#delete').click();
+  const dialog = page.locator('.monaco-dialog-box', { hasText: 'Delete the thread' });
+  await dialog.waitFor({ timeout: 10_000 });
+  assert.match((await dialog.textContent()) ?? '', /questions? and answers are removed/);
+  await shot('17-delete-asks');
+  await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  assert.equal(await chat.locator('#threads option').count(), threads);
+  assert.equal(await chat.locator('#threads option:checked').textContent(), title);
+});
