@@ -122,3 +122,30 @@ export function errorCardMarkdown(c: ErrorCard, commandOf: (a: ErrorAction) => s
   });
   return `**${esc(c.title)}**\n\n${esc(c.text)}${links.length > 0 ? `\n\n${links.join(' · ')}` : ''}`;
 }
+
+/** Commands an explanation's error card may link to (the comment's `isTrusted.enabledCommands`). */
+export const EXPLAIN_CARD_COMMANDS = ['reposnap.selectModel', 'reposnap.useModel', 'reposnap.downloadModel', 'reposnap.showLog', 'workbench.action.openSettings', 'workbench.action.files.openFolder'];
+
+/**
+ * The `command:` URI of a card action in an explanation, or undefined for the chat's own actions
+ * (Retry, New Thread: an explanation is retried from its CodeLens or selection).
+ */
+export function explainActionCommand(a: ErrorAction): string | undefined {
+  const uri = (command: string, args?: unknown[]) => `command:${command}${args ? `?${encodeURIComponent(JSON.stringify(args))}` : ''}`;
+  switch (a.kind) {
+    case 'selectModel':
+      return uri('reposnap.selectModel');
+    case 'useModel':
+      return a.path ? uri('reposnap.useModel', [a.path]) : undefined;
+    case 'downloadModel':
+      return uri('reposnap.downloadModel');
+    case 'showLog':
+      return uri('reposnap.showLog');
+    case 'openSettings':
+      return uri('workbench.action.openSettings', [a.setting ?? 'reposnap']);
+    case 'openFolder':
+      return uri('workbench.action.files.openFolder');
+    default:
+      return undefined;
+  }
+}

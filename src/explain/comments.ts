@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
-import { errorCardMarkdown } from '../chat/errors';
-import { badgeText, downloadProgressOf, type ChatMessage, type ErrorAction, type ErrorCard } from '../chat/protocol';
+import { errorCardMarkdown, EXPLAIN_CARD_COMMANDS, explainActionCommand } from '../chat/errors';
+import { badgeText, downloadProgressOf, type ChatMessage, type ErrorCard } from '../chat/protocol';
 import { messageId } from '../chat/threads';
 import { answerStats, failureCard, progressOf, WAITING_PROGRESS, type ChatViewProvider } from '../chat/view';
 import { AbortError } from '../engine/errors';
@@ -28,33 +28,6 @@ interface Explanation {
   controller: AbortController;
   /** Set when the explanation failed. */
   error?: ErrorCard;
-}
-
-/** Commands an explanation's error card may link to (the comment's `isTrusted.enabledCommands`). */
-export const EXPLAIN_CARD_COMMANDS = ['reposnap.selectModel', 'reposnap.useModel', 'reposnap.downloadModel', 'reposnap.showLog', 'workbench.action.openSettings', 'workbench.action.files.openFolder'];
-
-/**
- * The `command:` URI of a card action in an explanation, or undefined for the chat's own actions
- * (Retry, New Thread: an explanation is retried from its CodeLens or selection).
- */
-export function explainActionCommand(a: ErrorAction): string | undefined {
-  const uri = (command: string, args?: unknown[]) => `command:${command}${args ? `?${encodeURIComponent(JSON.stringify(args))}` : ''}`;
-  switch (a.kind) {
-    case 'selectModel':
-      return uri('reposnap.selectModel');
-    case 'useModel':
-      return a.path ? uri('reposnap.useModel', [a.path]) : undefined;
-    case 'downloadModel':
-      return uri('reposnap.downloadModel');
-    case 'showLog':
-      return uri('reposnap.showLog');
-    case 'openSettings':
-      return uri('workbench.action.openSettings', [a.setting ?? 'reposnap']);
-    case 'openFolder':
-      return uri('workbench.action.files.openFolder');
-    default:
-      return undefined;
-  }
 }
 
 /** The one comment of an explanation thread: RepoSnap's answer, read-only. */

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { editorWording, errorCard, errorCardMarkdown } from '../../src/chat/errors';
+import { editorWording, errorCard, errorCardMarkdown, EXPLAIN_CARD_COMMANDS, explainActionCommand } from '../../src/chat/errors';
 import { downloadProgressOf, parseFromWebview } from '../../src/chat/protocol';
 import { AnswerQueue } from '../../src/chat/queue';
 import { renderMarkdown, renderQuestion } from '../../src/chat/render';
@@ -178,4 +178,19 @@ test('download progress in the chat: percent (floored) and decimal megabytes; th
   });
   assert.equal(downloadProgressOf({ phase: 'verify', downloadedBytes: 1_120_000_000, totalBytes: 1_120_000_000 }).label, 'checking the model (SHA-256) 100 % · 1,120 / 1,120 MB');
   assert.deepEqual(downloadProgressOf({ phase: 'download', downloadedBytes: 5_000_000, totalBytes: 0 }), { phase: 'download', label: 'downloading the model · 5 MB' });
+});
+
+test('an explanation links its card actions to commands it trusts; Retry and New Thread stay in the chat', () => {
+  const card = errorCard({ name: 'ModelResolveError', message: "The model file '/m/a.gguf' does not exist (reposnap.model).", suggestions: ['/m/b.gguf'] });
+  const uris = card.actions.map(explainActionCommand);
+  assert.deepEqual(uris, [
+    `command:reposnap.useModel?${encodeURIComponent('["/m/b.gguf"]')}`,
+    'command:reposnap.selectModel',
+    `command:workbench.action.openSettings?${encodeURIComponent('["reposnap.model"]')}`,
+  ]);
+  for (const u of uris) assert.ok(EXPLAIN_CARD_COMMANDS.includes(u!.slice('command:'.length).split('?')[0]!), u);
+  assert.equal(explainActionCommand({ kind: 'retry', label: 'Retry' }), undefined);
+  assert.equal(explainActionCommand({ kind: 'newThread', label: 'New Thread' }), undefined);
+  const md = errorCardMarkdown(errorCard({ name: 'EngineCrashedError', message: 'The engine exited with code 1.' }), explainActionCommand);
+  assert.equal(md, '**The engine stopped**\n\nThe engine exited with code 1.\n\n[Show Log](command:reposnap.showLog)');
 });
