@@ -406,3 +406,32 @@ test('threads: deleting a thread asks first; Cancel keeps it', async () => {
   assert.equal(await chat.locator('#threads option').count(), threads);
   assert.equal(await chat.locator('#threads option:checked').textContent(), title);
 });
+
+test('explain: an explanation asked while a chat answer streams says it waits for it, then shows its own answer', async () => {
+  await editSettings({ 'reposnap.maxTokens': 400 });
+  const chat = await webviewFrame('#input');
+  await chat.locator('#new').click();
+  await chat.locator('.msg').first().waitFor({ state: 'detached' });
+  await chat.locator('#input').fill('Describe every function of the repository in detail, one paragraph each, with examples.');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('#stop').waitFor({ state: 'visible' });
+  const done = await page.locator('.review-widget', { hasText: 'Continue in chat' }).count();
+  await page.locator('.tabs-container .tab', { hasText: 'math.ts' }).first().click();
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowDown');
+  for (let i = 0; i < 4; i++) await page.keyboard.press('Shift+ArrowDown');
+  await runCommand('RepoSnap: Explain Selection');
+  await page.locator('.review-widget', { hasText: 'Waiting for the other answer to finish' }).waitFor({ timeout: 15_000 });
+  await shot('18-explain-waits-for-chat');
+  // the chat's answer ends, then the explanation runs and finishes with its own badge
+  assert.match(await answered(chat, 0), /L [\d,]+ → B 256/);
+  const end = Date.now() + ANSWER_TIMEOUT;
+  while ((await page.locator('.review-widget', { hasText: 'Continue in chat' }).count()) <= done) {
+    if (Date.now() > end) throw new Error('the queued explanation did not finish');
+    await page.waitForTimeout(500);
+  }
+  assert.equal(await page.locator('.review-widget', { hasText: 'Waiting for the other answer' }).count(), 0);
+  await shot('19-explain-after-chat');
+  await editSettings({ 'reposnap.maxTokens': 48 });
+});
