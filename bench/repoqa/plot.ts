@@ -92,13 +92,13 @@ export function gridSpec(input: RepoQaPlotInput): Spec | null {
         x: xBudget,
         y: { field: 'value', type: 'quantitative', title: yTitle, scale: yScale, axis: yScale.type === 'log' ? { values: [1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {} },
         color: { field: 'kernel', type: 'nominal', title: 'pooling kernel', scale: { range: ['#1b9e77', '#d95f02', '#7570b3'] }, legend: { symbolType: 'stroke', symbolStrokeWidth: 3 } },
-        strokeDash: { field: 'pooling', type: 'nominal', title: 'pooling', legend: { symbolType: 'stroke', symbolStrokeWidth: 2, symbolStrokeColor: '#333' } },
+        strokeDash: { field: 'pooling', type: 'nominal', title: 'pooling', scale: { domain: ['max', 'avg'], range: [[1, 0], [6, 4]] }, legend: null },
       },
     },
   });
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: `SnapKV grid on ${input.meta.gridQuestions} questions: ${input.meta.model.id}`, subtitle: 'observation window × pooling × kernel; mean over the grid questions', fontSize: 14 },
+    title: { text: `SnapKV grid on ${input.meta.gridQuestions} questions: ${input.meta.model.id}`, subtitle: 'observation window × pooling (solid: max, dashed: avg) × kernel; mean over the grid questions', fontSize: 14 },
     config: { font: FONT, view: { stroke: '#ddd' } },
     vconcat: [facet('agreement', 'agreement with full [%]', { zero: false }), facet('kl', 'mean KL [nats] (log scale)', { type: 'log' })],
   };
