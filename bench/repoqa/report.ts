@@ -338,6 +338,17 @@ export function buildReport(records: readonly QuestionRecord[], input: ReportInp
     byRepo,
     timing,
     targets,
+    /** Per question: id, kind, expected answer, L, full attention's answer and correctness; per main policy and budget [correct, agree, KL]. */
+    perQuestion: records.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      question: r.question,
+      expected: r.answer,
+      L: r.L,
+      full: r.full.text,
+      fullCorrect: r.full.correct,
+      branches: Object.fromEntries(input.main.map((p) => [policyName(p.id, snapId), r.branches[p.id]!.map((b) => [b.correct ? 1 : 0, b.agree ? 1 : 0, b.kl === null ? null : r6(b.kl)])])),
+    })),
     markdown: markdownTable(rows) + (answerable.results ? `\n\nkinds ${input.answerable.join(', ')} (n = ${kept.length}):\n\n${markdownTable(answerable.results)}` : ''),
   };
 }
