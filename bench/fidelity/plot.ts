@@ -46,7 +46,7 @@ const xBudget = { field: 'budget', type: 'quantitative', title: 'budget B/L [%] 
 function panel(title: string, yTitle: string, yScale: Record<string, unknown>, series: string[], colors: string[], legendColumns = 3): Spec {
   const color = { field: 'series', type: 'nominal', title: null, scale: { domain: series, range: colors }, legend: { orient: 'bottom', direction: 'horizontal', columns: legendColumns, labelLimit: 320, symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 } };
   // log axes: ticks and grid lines at the decades only
-  const axis = yScale.type === 'log' ? { values: yTitle.startsWith('perplexity') ? [1, 1.1, 1.5, 2, 5, 10, 20, 50, 100] : [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {};
+  const axis = yScale.type === 'log' ? { values: yTitle.startsWith('perplexity') ? [1, 2, 5, 10, 20, 50, 100] : [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {};
   return {
     title,
     width: 250,
@@ -88,7 +88,7 @@ export function mainSpec(input: PlotInput): Spec {
     hconcat: [
       withData('top1', panel('top-1 agreement with full attention', 'top-1 agreement [%]', { zero: false }, series, colors)),
       withData('kl', panel('KL(full ‖ compressed)', 'mean KL [nats] (log scale)', { type: 'log' }, series, colors)),
-      withData('pplRatio', pplLog ? panel('perplexity ratio (compressed / full)', 'perplexity ratio (log scale)', { type: 'log' }, series, colors) : panel('perplexity ratio (compressed / full)', 'perplexity ratio', { zero: false }, series, colors)),
+      withData('pplRatio', pplLog ? panel('perplexity ratio (compressed / full)', 'perplexity ratio (log scale)', { type: 'log', domainMin: 0.9 }, series, colors) : panel('perplexity ratio (compressed / full)', 'perplexity ratio', { zero: false }, series, colors)),
     ],
     resolve: { scale: { color: 'shared' } },
   };
