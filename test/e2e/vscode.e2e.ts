@@ -52,9 +52,15 @@ async function runCommand(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
   await input.waitFor({ state: 'visible' });
   await page.keyboard.type(title);
+  // the palette's list may be laid out hidden for a moment (seen on a loaded machine): wait for the
+  // matching row to exist, then run the focused row when it is the match (as a person presses Enter)
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ timeout: 10_000 });
-  await row.click();
+  await row.waitFor({ state: 'attached', timeout: 10_000 });
+  const focused = page.locator('.quick-input-widget .monaco-list-row.focused').first();
+  await focused.waitFor({ state: 'attached', timeout: 10_000 });
+  const label = (await focused.getAttribute('aria-label')) ?? '';
+  assert.ok(label.startsWith(title), `the command palette focuses '${label}', not '${title}'`);
+  await page.keyboard.press('Enter');
 }
 
 /** Engine processes of the installed extension: their command line names its dist/host.js. */
