@@ -17,6 +17,7 @@ import { estimateContextBytes } from '../engine/memory';
 import type { BudgetAllocation, KvCacheType } from '../engine/native';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
 import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../prompt/prompt';
+import { contextReport, type AttentionInput, type ContextReport } from './context-report';
 
 /** SnapKV settings of a question; `enabled: false` answers with full attention. */
 export interface SnapSettings {
@@ -165,6 +166,11 @@ export interface AskStats {
   kvBytesAfter: number;
   snap: boolean;
   stopReason: string;
+  /**
+   * What the model read and what SnapKV kept of it: every file with its status, tokens and kept
+   * share, and a summary (see context-report.ts). Absent for a prepare-only request.
+   */
+  context?: ContextReport;
 }
 
 /** Context size used when none is given: the model's training context, at most 8192 tokens. */
@@ -536,6 +542,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
 
   let B = before.cells;
   let snapMs = 0;
+  let attention: AttentionInput = continued ? { kind: 'continued' } : { kind: 'full' };
   if (snapNow) {
     if (req.signal?.aborted) throw new AbortError();
     try {
@@ -543,6 +550,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
       B = r.B;
       snapMs = r.ms;
       onEvent({ kind: 'snap', L: r.L, B: r.B, ms: r.ms, compacted: r.compacted });
+      if (r.compacted) attention = { kind: 'snapkv', kept: { positions: session.snapKept(), nLayer: r.nLayer, nHeadKv: r.nHeadKv } };
       req.afterSnap?.(session);
     } catch (e) {
       if (!(e instanceof EngineError)) throw e;
@@ -600,6 +608,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
     kvBytesAfter: after.kvBytes,
     snap: req.snap.enabled,
     stopReason: summary.reason,
+    context: contextReport({ pack: a.pack, headTokens: a.layout.head.length, L, attention }),
   };
 
   if (store && req.threadId) {

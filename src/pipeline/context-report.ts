@@ -1,0 +1,279 @@
+/**
+ * What the model read, and what SnapKV kept of it (issue 14, section 4): every file the packer
+ * looked at, with its status in the prompt, its tokens and, for a file in the prompt, the share
+ * of its KV positions that SnapKV kept over all layers and KV heads.
+ *
+ * The prompt is [head │ file sections … │ thread and question]; a file's section occupies the
+ * positions [start, end) of the sequence, in pack order, after the head's tokens. SnapKV keeps,
+ * per layer and KV head, B of the L positions ([nLayer][nHeadKv][B] from `snapKept`); a file's
+ * kept share is the number of kept (layer, head, position) triples inside its span divided by
+ * tokens × nLayer × nHeadKv.
+ */
+import type { PackedFile, SkippedFile, SkipReason } from '../context/pack';
+
+/**
+ * Where a file stands in the prompt: `'full'`, its whole text is a section of the prompt;
+ * `'left-out'`, it is not in the prompt (`reason` says why). Issue 15 adds statuses such as
+ * `'map'` (only its definitions, in a repository map) and `'retrieved'` (chunks retrieved for
+ * the question): any status whose file has a span of prompt tokens gets a kept share the same way.
+ */
+export type ContextFileStatus = 'full' | 'left-out';
+
+/** One file of the repository as the answer saw it (`reposnap ask --json`, `context.files`). */
+export interface ContextFile {
+  /** Path relative to the repository root, `/`-separated. */
+  path: string;
+  status: ContextFileStatus;
+  /** Tokens the file takes in the prompt [tokens]; 0 for a left-out file. */
+  tokens: number;
+  /**
+   * Share of the file's KV positions kept, over all layers and KV heads, in [0, 1]: kept
+   * (layer, head, position) triples inside the file's span ÷ (tokens × nLayer × nHeadKv).
+   * 1 with full attention (SnapKV off, refused, or L ≤ B). `null` for a left-out file, and when
+   * not known: a follow-up that continued the thread's compressed cache (its positions were
+   * chosen by an earlier question's snap).
+   */
+  keptShare: number | null;
+  /** Left out: the packer's reason (see `SkipReason`). */
+  reason?: SkipReason;
+  /** Left out: the packer's detail for humans ("needs 812 tokens, 40 of 1500 left …"). */
+  detail?: string;
+}
+
+/**
+ * How the answer attended to the prompt: `'snapkv'`, on a cache compressed by this question's
+ * snap; `'full'`, on every position (SnapKV off, refused, or L ≤ B); `'continued'`, on a thread's
+ * cache compressed by an earlier question (follow-up mode `continue`).
+ */
+export type ContextAttention = 'snapkv' | 'full' | 'continued';
+
+/** The one-line summary: "Packed 37 of 164 files (12,480 tokens) · SnapKV kept 1,024 per head (8 %)". */
+export interface ContextSummary {
+  /** Files in the prompt. */
+  packedFiles: number;
+  /**
+   * Files the packer looked at: packed plus left out (`PackResult.skipped`). Entries that
+   * `.gitignore` or the excludes left out unread are not counted (see `ignored`).
+   */
+  totalFiles: number;
+  /** Entries left out unread by `.gitignore`, `.git/info/exclude` and the exclude patterns (a directory counts once). */
+  ignored: number;
+  /** Tokens of the packed file sections [tokens]. */
+  fileTokens: number;
+  /** Prompt tokens L (head, files, thread and question). */
+  promptTokens: number;
+  attention: ContextAttention;
+  /**
+   * Cells kept per layer and KV head, the mean over layers and heads [cells]: B for a uniform
+   * budget, L with full attention; `null` when continued (not known).
+   */
+  keptPerHead: number | null;
+  /** keptPerHead ÷ L, in [0, 1]; `null` when continued. */
+  keptRatio: number | null;
+}
+
+/** {@link ContextSummary} and every file (packed files in prompt order, then the left-out ones by path). */
+export interface ContextReport {
+  summary: ContextSummary;
+  files: ContextFile[];
+}
+
+/** A span of prompt positions [start, end) (token indices of the sequence). */
+export interface PromptSpan {
+  start: number;
+  end: number;
+}
+
+/** The positions SnapKV kept (`EngineSession.snapKept()` with the snap's layer and head counts). */
+export interface KeptPositions {
+  /**
+   * [nLayer][nHeadKv][rowLength] original positions, ascending per row, −1 padded where a
+   * head kept fewer than rowLength (non-uniform allocations).
+   */
+  positions: Int32Array;
+  nLayer: number;
+  nHeadKv: number;
+}
+
+/**
+ * The spans of consecutive sections: the first starts at `offset`, each one `tokens[i]` long.
+ * @throws RangeError when an offset or a count is not an integer ≥ 0.
+ */
+export function sectionSpans(offset: number, tokens: readonly number[]): PromptSpan[] {
+  if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`the first section's offset must be an integer >= 0, got ${offset}`);
+  const spans: PromptSpan[] = [];
+  let at = offset;
+  for (const n of tokens) {
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`a section's token count must be an integer >= 0, got ${n}`);
+    spans.push({ start: at, end: at + n });
+    at += n;
+  }
+  return spans;
+}
+
+/**
+ * Kept (layer, head, position) triples inside each span, summed over all layers and KV heads.
+ * Spans may come in any order but must not overlap; positions outside every span (the head,
+ * the thread, the question) count for none. −1 padding is skipped.
+ * @param L the sequence's length before the snap: every span and kept position lies in [0, L).
+ * @returns one count per span, in the order of `spans`, each in [0, (end − start) · nLayer · nHeadKv].
+ * @throws RangeError when the kept array is not nLayer·nHeadKv rows of equal length, a span lies
+ *   outside [0, L) or overlaps another, or a kept position is outside [0, L).
+ */
+export function keptPerSpan(kept: KeptPositions, spans: readonly PromptSpan[], L: number): number[] {
+  const rows = kept.nLayer * kept.nHeadKv;
+  if (!Number.isInteger(rows) || rows <= 0 || kept.positions.length % rows !== 0) {
+    throw new RangeError(`${kept.positions.length} kept positions are not ${kept.nLayer} layers × ${kept.nHeadKv} KV heads of equal rows`);
+  }
+  // position → index of its span (−1: in no span)
+  const owner = new Int32Array(L).fill(-1);
+  spans.forEach((s, i) => {
+    if (!(Number.isInteger(s.start) && Number.isInteger(s.end) && s.start >= 0 && s.start <= s.end && s.end <= L)) {
+      throw new RangeError(`span ${i} [${s.start}, ${s.end}) is not inside the prompt [0, ${L})`);
+    }
+    for (let p = s.start; p < s.end; p++) {
+      if (owner[p] !== -1) throw new RangeError(`span ${i} [${s.start}, ${s.end}) overlaps span ${owner[p]} at position ${p}`);
+      owner[p] = i;
+    }
+  });
+  const counts = new Array<number>(spans.length).fill(0);
+  for (const p of kept.positions) {
+    if (p === -1) continue;
+    if (!(p >= 0 && p < L)) throw new RangeError(`kept position ${p} is outside the prompt [0, ${L})`);
+    const i = owner[p]!;
+    if (i >= 0) counts[i]!++;
+  }
+  return counts;
+}
+
+/** How the answer attended: this question's snap (with its kept positions), full attention, or a continued thread. */
+export type AttentionInput = { kind: 'snapkv'; kept: KeptPositions } | { kind: 'full' } | { kind: 'continued' };
+
+/** Inputs of {@link contextReport}. */
+export interface ContextReportInput {
+  /** The packed files in prompt order, the files left out, and the count of ignored entries (see `PackResult`). */
+  pack: { files: readonly Pick<PackedFile, 'path' | 'tokens'>[]; skipped: readonly SkippedFile[]; ignoredCount: number };
+  /** Tokens before the first file section (the template's head, BOS included). */
+  headTokens: number;
+  /** Prompt tokens L (the sequence's length when SnapKV ran). */
+  L: number;
+  attention: AttentionInput;
+}
+
+/**
+ * The context report of one answer: each packed file's span is [headTokens + the tokens of the
+ * files before it, + its tokens), and its kept share follows from the kept positions
+ * ({@link keptPerSpan}). Left-out files carry the packer's reason and detail.
+ * @throws RangeError when the files' spans do not fit in L or the kept positions do not match (see {@link keptPerSpan}).
+ */
+export function contextReport(input: ContextReportInput): ContextReport {
+  const { pack, L, attention } = input;
+  const spans = sectionSpans(input.headTokens, pack.files.map((f) => f.tokens));
+  const end = spans.length > 0 ? spans[spans.length - 1]!.end : input.headTokens;
+  if (end > L) throw new RangeError(`the packed files end at token ${end}, past the prompt's ${L} tokens`);
+
+  let shares: (number | null)[];
+  let keptPerHead: number | null;
+  if (attention.kind === 'snapkv') {
+    const { nLayer, nHeadKv, positions } = attention.kept;
+    const counts = keptPerSpan(attention.kept, spans, L);
+    shares = counts.map((c, i) => {
+      const n = spans[i]!.end - spans[i]!.start;
+      return n > 0 ? c / (n * nLayer * nHeadKv) : null;
+    });
+    let total = 0;
+    for (const p of positions) if (p !== -1) total++;
+    keptPerHead = total / (nLayer * nHeadKv);
+  } else if (attention.kind === 'full') {
+    shares = spans.map((s) => (s.end > s.start ? 1 : null));
+    keptPerHead = L;
+  } else {
+    shares = spans.map(() => null);
+    keptPerHead = null;
+  }
+
+  const files: ContextFile[] = pack.files.map((f, i) => ({ path: f.path, status: 'full', tokens: f.tokens, keptShare: shares[i]! }));
+  for (const s of pack.skipped) {
+    files.push({ path: s.path, status: 'left-out', tokens: 0, keptShare: null, reason: s.reason, ...(s.detail !== undefined ? { detail: s.detail } : {}) });
+  }
+  const fileTokens = pack.files.reduce((n, f) => n + f.tokens, 0);
+  return {
+    summary: {
+      packedFiles: pack.files.length,
+      totalFiles: pack.files.length + pack.skipped.length,
+      ignored: pack.ignoredCount,
+      fileTokens,
+      promptTokens: L,
+      attention: attention.kind,
+      keptPerHead,
+      keptRatio: keptPerHead === null || L === 0 ? null : keptPerHead / L,
+    },
+    files,
+  };
+}
+
+/**
+ * The files in the prompt sorted by kept share, highest first (unknown shares last), ties in
+ * prompt order; the left-out files are not included. Returns a new array.
+ */
+export function byKeptShare(files: readonly ContextFile[]): ContextFile[] {
+  return files
+    .filter((f) => f.status !== 'left-out')
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => (b.f.keptShare ?? -1) - (a.f.keptShare ?? -1) || a.i - b.i)
+    .map((x) => x.f);
+}
+
+/** Plain words for why a file was left out (the CLI's table and the chat's Context line). */
+export const LEFT_OUT_REASONS: Record<SkipReason, string> = {
+  ignored: 'ignored by .gitignore',
+  excluded: 'excluded by a pattern',
+  binary: 'binary',
+  'too-large': 'larger than the file size cap',
+  empty: 'empty',
+  minified: 'minified',
+  generated: 'generated',
+  secret: 'holds a secret',
+  'over-budget': 'did not fit the context',
+  unreadable: 'unreadable',
+  vanished: 'deleted while packing',
+  changed: 'changed while packing',
+  symlink: 'symbolic link (never followed)',
+  special: 'not a regular file',
+};
+
+/** "did not fit the context (needs 812 tokens, 40 of 1500 left …)": the reason in plain words with the packer's detail. */
+export function leftOutText(f: Pick<ContextFile, 'reason' | 'detail'>): string {
+  const why = f.reason ? LEFT_OUT_REASONS[f.reason] ?? f.reason : 'left out';
+  return f.detail ? `${why} (${f.detail})` : why;
+}
+
+/**
+ * The summary as one line: "Packed 37 of 164 files (12,480 tokens) · SnapKV kept 1,024 per head
+ * (8 %)"; with full attention "· full attention (all 1,661 kept)", for a continued thread
+ * "· continued the thread's SnapKV cache". Percentages below 1 % keep one decimal.
+ */
+export function summaryText(s: ContextSummary): string {
+  return `${packedText(s)} · ${keptText(s)}`;
+}
+
+/** "Packed 37 of 164 files (12,480 tokens)". */
+export function packedText(s: ContextSummary): string {
+  return `Packed ${n(s.packedFiles)} of ${n(s.totalFiles)} file${s.totalFiles === 1 ? '' : 's'} (${n(s.fileTokens)} tokens)`;
+}
+
+/** "SnapKV kept 1,024 per head (8 %)", "full attention (all 1,661 kept)" or "continued the thread's SnapKV cache". */
+export function keptText(s: ContextSummary): string {
+  if (s.attention === 'continued' || s.keptPerHead === null) return "continued the thread's SnapKV cache";
+  if (s.attention === 'full') return `full attention (all ${n(s.promptTokens)} kept)`;
+  return `SnapKV kept ${n(Math.round(s.keptPerHead))} per head (${percent(s.keptRatio ?? 0)})`;
+}
+
+/** A share in [0, 1] as a percentage: "8 %", "0.4 %", "99.7 %", "100 %" (rounded; one decimal below 1 % and above 99.5 %, so that only none reads "0 %" and only all "100 %"). */
+export function percent(share: number): string {
+  const p = share * 100;
+  if ((p > 0 && p < 1) || (p >= 99.5 && p < 100)) return `${p.toFixed(1)} %`;
+  return `${Math.round(p)} %`;
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
