@@ -10,6 +10,7 @@ import type { KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, DEFAULT_SNAP, type AskStats, type FollowUpMode } from '../pipeline/ask';
+import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { intOption, numberOption, repoOption, UsageError } from './usage';
@@ -50,6 +51,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --cache-dir <dir>       cache folder (default: $REPOSNAP_CACHE_DIR or ~/.cache/reposnap, one subfolder per repository)
   --no-cache              neither read nor write the cache
   --json                  print the stats as one JSON object instead of the key=value line
+                          (with context.summary and context.files: [{path, status, tokens, keptShare}])
+  --show-context          print what the model read on stderr: the packed files sorted by the share of
+                          their KV positions SnapKV kept (over all layers and heads), then the files left out and why
   --quiet                 no progress on stderr
 `;
 
@@ -90,6 +94,7 @@ export async function runAsk(args: string[]): Promise<number> {
         'cache-dir': { type: 'string' },
         'no-cache': { type: 'boolean' },
         json: { type: 'boolean' },
+        'show-context': { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -225,6 +230,7 @@ export async function runAsk(args: string[]): Promise<number> {
     model.dispose();
   }
   await new Promise<void>((resolve) => process.stdout.write('\n', () => resolve()));
+  if (o['show-context'] && stats.context) process.stderr.write(`${formatContextTable(stats.context)}\n`);
   process.stderr.write(o.json ? `${JSON.stringify(stats)}\n` : `${formatStats(stats)}\n`);
   return 0;
 }

@@ -242,10 +242,10 @@ export const LEFT_OUT_REASONS: Record<SkipReason, string> = {
   special: 'not a regular file',
 };
 
-/** "did not fit the context (needs 812 tokens, 40 of 1500 left …)": the reason in plain words with the packer's detail. */
+/** "did not fit the context — needs 812 tokens, 40 of 1500 left …": the reason in plain words, then the packer's detail. */
 export function leftOutText(f: Pick<ContextFile, 'reason' | 'detail'>): string {
   const why = f.reason ? LEFT_OUT_REASONS[f.reason] ?? f.reason : 'left out';
-  return f.detail ? `${why} (${f.detail})` : why;
+  return f.detail ? `${why} — ${f.detail}` : why;
 }
 
 /**

@@ -1,0 +1,54 @@
+/**
+ * `reposnap ask --show-context`: what the model read and what SnapKV kept, as a text table —
+ * the summary line, the files in the prompt sorted by kept share (highest first) with their
+ * tokens, then the files left out and why.
+ */
+import { byKeptShare, leftOutText, percent, summaryText, type ContextReport } from '../pipeline/context-report';
+
+/** Width of the kept-share bar [characters]. */
+const BAR_CHARS = 10;
+
+/**
+ * The table, lines joined with `\n` (no trailing newline):
+ *
+ * ```text
+ * context: Packed 2 of 3 files (8 tokens) · SnapKV kept 4 per head (31 %)
+ *   kept               tokens  file
+ *   ███·······   33 %       3  a.ts
+ *   ██········   15 %       5  b.ts
+ * left out: 1 file
+ *   big.ts: did not fit the context — needs 900 tokens, 2 of 10 left
+ * ```
+ *
+ * A share that is not known (a continued thread) reads `?`; `ignored` entries are counted in a
+ * last line, pointing to `reposnap pack --list`.
+ */
+export function formatContextTable(report: ContextReport): string {
+  const lines = [`context: ${summaryText(report.summary)}`];
+  const inPrompt = byKeptShare(report.files);
+  if (inPrompt.length > 0) {
+    const tokW = Math.max('tokens'.length, ...inPrompt.map((f) => f.tokens.toLocaleString('en-US').length));
+    lines.push(`  ${'kept'.padEnd(BAR_CHARS + 9)}${'tokens'.padStart(tokW)}  file`);
+    for (const f of inPrompt) {
+      const share = f.keptShare === null ? `${' '.repeat(BAR_CHARS)}      ?` : `${bar(f.keptShare)} ${percent(f.keptShare).padStart(6)}`;
+      const status = f.status === 'full' ? '' : ` (${f.status})`;
+      lines.push(`  ${share}  ${f.tokens.toLocaleString('en-US').padStart(tokW)}  ${f.path}${status}`);
+    }
+  }
+  const left = report.files.filter((f) => f.status === 'left-out');
+  if (left.length > 0) {
+    lines.push(`left out: ${left.length.toLocaleString('en-US')} file${left.length === 1 ? '' : 's'}`);
+    for (const f of left) lines.push(`  ${f.path}: ${leftOutText(f)}`);
+  }
+  const ignored = report.summary.ignored;
+  if (ignored > 0) {
+    lines.push(`ignored: ${ignored.toLocaleString('en-US')} entr${ignored === 1 ? 'y' : 'ies'} by .gitignore and exclude patterns, never read (reposnap pack --list shows them)`);
+  }
+  return lines.join('\n');
+}
+
+/** `███·······`: the share in tenths, rounded (a share above 0 shows at least one block). */
+function bar(share: number): string {
+  const full = share > 0 ? Math.max(1, Math.round(share * BAR_CHARS)) : 0;
+  return '█'.repeat(full) + '·'.repeat(BAR_CHARS - full);
+}

@@ -1,0 +1,102 @@
+/**
+ * `reposnap ask --json` and `--show-context` (issue 14, section 4), as a user runs them: a child
+ * process on a small fixture repository with the tiny model. The JSON lists every file the
+ * packer looked at with its status, tokens and kept share; the table sorts the packed files by
+ * kept share and then says which files were left out and why.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { percent, type ContextReport } from '../../src/pipeline/context-report';
+import { checkTinyModel } from '../helpers/models';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'reposnap.js');
+let repo: string;
+
+before(() => {
+  repo = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-context-'));
+  fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n');
+  fs.mkdirSync(path.join(repo, 'node_modules'));
+  fs.writeFileSync(path.join(repo, 'node_modules', 'dep.js'), 'module.exports = 1;\n');
+  fs.writeFileSync(path.join(repo, 'a.ts'), 'export const a = 1;\n');
+  fs.writeFileSync(path.join(repo, 'b.ts'), 'export function b(x: number): number {\n  return x + 1;\n}\n');
+  fs.writeFileSync(path.join(repo, 'big.ts'), `export const big = [\n${'  "a line of a big file that cannot fit",\n'.repeat(400)}];\n`);
+  fs.writeFileSync(path.join(repo, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]));
+});
+after(() => fs.rmSync(repo, { recursive: true, force: true }));
+
+function ask(...args: string[]) {
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'ask', '--no-cache', '--repo', repo, '--model', checkTinyModel(), '--context-size', '1024', '--max-tokens', '4', '--threads', '2', '--json', ...args, 'What does b return?'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stderr.trim().split('\n');
+  const stats = JSON.parse(lines.pop()!) as { L: number; B: number; context: ContextReport };
+  return { stats, context: stats.context, lines };
+}
+
+test('ask --json: context.files lists every file looked at with status, tokens and kept share; the summary adds up', () => {
+  const { stats, context } = ask('--budget', '64');
+  const byPath = new Map(context.files.map((f) => [f.path, f]));
+  assert.deepEqual([...byPath.keys()].sort(), ['.gitignore', 'a.ts', 'b.ts', 'big.ts', 'logo.png']);
+  for (const p of ['.gitignore', 'a.ts', 'b.ts']) {
+    const f = byPath.get(p)!;
+    assert.equal(f.status, 'full', p);
+    assert.ok(Number.isInteger(f.tokens) && f.tokens > 0, `${p}: ${f.tokens} tokens`);
+    assert.ok(f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, `${p}: share ${f.keptShare}`);
+  }
+  assert.deepEqual(
+    ['big.ts', 'logo.png'].map((p) => [byPath.get(p)!.status, byPath.get(p)!.reason, byPath.get(p)!.keptShare, byPath.get(p)!.tokens]),
+    [['left-out', 'over-budget', null, 0], ['left-out', 'binary', null, 0]],
+  );
+  assert.ok(stats.B < stats.L, `compressed: B ${stats.B} < L ${stats.L}`);
+  assert.deepEqual(context.summary, {
+    packedFiles: 3,
+    totalFiles: 5,
+    ignored: 1, // node_modules/, one entry, never entered
+    fileTokens: ['.gitignore', 'a.ts', 'b.ts'].reduce((n, p) => n + byPath.get(p)!.tokens, 0),
+    promptTokens: stats.L,
+    attention: 'snapkv',
+    keptPerHead: 64,
+    keptRatio: 64 / stats.L,
+  });
+});
+
+test('ask --show-context: packed files sorted by kept share with their tokens, then the files left out and why', () => {
+  const { context, lines } = ask('--budget', '64', '--show-context');
+  const start = lines.findIndex((l) => l.startsWith('context: '));
+  assert.ok(start >= 0, lines.join('\n'));
+  const s = context.summary;
+  assert.equal(lines[start], `context: Packed 3 of 5 files (${s.fileTokens} tokens) · SnapKV kept 64 per head (${percent(64 / s.promptTokens)})`);
+  assert.match(lines[start + 1]!, /^ {2}kept +tokens {2}file$/);
+  const rows = lines.slice(start + 2, start + 5).map((l) => {
+    const m = /^ {2}([█·]{10}) +([\d.]+ %) +([\d,]+) {2}(\S+)$/.exec(l);
+    assert.ok(m, `a file row: '${l}'`);
+    return { share: m[2], tokens: Number(m[3]!.replace(/,/g, '')), path: m[4] };
+  });
+  const expected = context.files
+    .filter((f) => f.status === 'full')
+    .sort((a, b) => b.keptShare! - a.keptShare!)
+    .map((f) => ({ share: percent(f.keptShare!), tokens: f.tokens, path: f.path }));
+  assert.deepEqual(rows, expected);
+  assert.deepEqual(lines.slice(start + 5, start + 8), [
+    'left out: 2 files',
+    `  big.ts: did not fit the context — ${context.files.find((f) => f.path === 'big.ts')!.detail}`,
+    "  logo.png: binary — binary file extension '.png'",
+  ]);
+  assert.equal(lines[start + 8], 'ignored: 1 entry by .gitignore and exclude patterns, never read (reposnap pack --list shows them)');
+});
+
+test('ask --no-snap: every packed file is kept whole (share 1), the summary says full attention', () => {
+  const { stats, context, lines } = ask('--no-snap', '--show-context');
+  assert.deepEqual(context.files.map((f) => f.keptShare).sort(), [1, 1, 1, null, null]);
+  assert.equal(context.summary.attention, 'full');
+  assert.equal(context.summary.keptPerHead, stats.L);
+  assert.ok(lines.some((l) => l.endsWith(`· full attention (all ${stats.L.toLocaleString('en-US')} kept)`)), lines.join('\n'));
+});
