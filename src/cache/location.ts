@@ -2,7 +2,8 @@
  * Where the CLI keeps a repository's cache: `$REPOSNAP_CACHE_DIR`, else `$XDG_CACHE_HOME/reposnap`,
  * else `~/.cache/reposnap` (`%LOCALAPPDATA%\reposnap` on Windows, `~/Library/Caches/reposnap` on
  * macOS), one subfolder per repository root (its name plus a hash of its real path).
- * The extension uses `ExtensionContext.storageUri` instead.
+ * The extension uses the same folders, so its windows and the CLI share one store per
+ * repository (window-store.ts).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';

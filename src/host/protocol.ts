@@ -29,7 +29,7 @@ export interface AskParams {
   model: ModelSpec;
   /** The `reposnap.*` settings at the time of asking, passed through to the pipeline. */
   settings: ReposnapSettings;
-  /** The workspace's cache store folder (under `ExtensionContext.storageUri`); none: no caching. */
+  /** The folder's cache store folder (one per folder, shared by windows and the CLI: src/cache/window-store.ts); none: no caching. */
   cacheDir?: string;
   /** Only bring the cached repository prefix up to date (the file watcher); `question` is ''. */
   prepareOnly?: boolean;

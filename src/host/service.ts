@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
+import { folderStoreDir } from '../cache/window-store';
 import type { Settings } from '../config/accessor';
 import { ENGINE_RESTART_KEYS, MODEL_KEYS, withFilesExclude, type ReposnapSettings } from '../config/settings';
 import { AbortError } from '../engine/errors';
@@ -56,6 +56,8 @@ export class EngineService implements vscode.Disposable {
   private busy = 0;
   private readonly disposables: vscode.Disposable[] = [];
   private resolving: Promise<string> | undefined;
+  /** Each folder's cache store folder, once the window's old store for it is adopted (by folder path). */
+  private readonly storeDirs = new Map<string, Promise<string>>();
   /** Who follows the model download in progress (the questions waiting for it). */
   private readonly downloadListeners = new Set<(p: DownloadProgress) => void>();
   /** One answer at a time, in the order asked (chat threads and explanations). */
@@ -127,7 +129,7 @@ export class EngineService implements vscode.Disposable {
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
-        { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: this.cacheDir(folder) },
+        { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: await this.cacheDir(folder) },
         {
           signal: q.signal,
           onEvent: (e) => {
@@ -246,7 +248,7 @@ export class EngineService implements vscode.Disposable {
       question: '',
       model: { path: modelPath, gpuLayers: settings.gpuLayers },
       settings,
-      cacheDir: this.cacheDir(folder),
+      cacheDir: await this.cacheDir(folder),
       prepareOnly: true,
     });
   }
@@ -257,18 +259,24 @@ export class EngineService implements vscode.Disposable {
   }
 
   /**
-   * The workspace's cache store: under `ExtensionContext.storageUri` (per workspace), one folder
-   * per repository root; without a workspace storage, the CLI's cache folder (shared with it).
+   * The folder's cache store: one per folder (by its real path) in the CLI's cache folder, shared
+   * by every window and the CLI; the first call adopts this window's old store for the folder
+   * (under `ExtensionContext.storageUri`, where earlier versions kept it; src/cache/window-store.ts).
    */
-  cacheDir(folder: vscode.WorkspaceFolder): string {
-    const root = this.context.storageUri ? path.join(this.context.storageUri.fsPath, 'cache') : defaultCacheRoot();
-    return workspaceCacheDir(root, folder.uri.fsPath);
+  cacheDir(folder: vscode.WorkspaceFolder): Promise<string> {
+    const key = folder.uri.fsPath;
+    let dir = this.storeDirs.get(key);
+    if (!dir) {
+      dir = folderStoreDir(key, { windowStorageDir: this.context.storageUri?.fsPath, onWarning: (m) => this.log.warn(`[cache] ${m}`) });
+      this.storeDirs.set(key, dir);
+    }
+    return dir;
   }
 
   /** Asks the engine to empty the workspace's cache store; returns the bytes freed. */
-  clearCache(): Promise<number> {
+  async clearCache(): Promise<number> {
     const folder = this.repository();
-    return this.client.clearCache(folder ? this.cacheDir(folder) : undefined);
+    return this.client.clearCache(folder ? await this.cacheDir(folder) : undefined);
   }
 
   /** Stops the engine process; the next question starts a new one. */
