@@ -4,7 +4,8 @@
  * actions back as typed messages. Keeps the draft question in the webview state, so hiding
  * and showing the view loses nothing.
  */
-import { badgeText, WELCOME_CARD_ID, type ChatMessage, type ChatProgress, type ChatViewState, type ErrorCard, type FromWebview, type ToWebview } from '../../src/chat/protocol';
+import { contextLineHtml } from '../../src/chat/context-line';
+import { WELCOME_CARD_ID, type ChatMessage, type ChatProgress, type ChatViewState, type ErrorCard, type FromWebview, type ToWebview } from '../../src/chat/protocol';
 import { renderMarkdown, renderQuestion } from '../../src/chat/render';
 
 interface PageState {
@@ -17,6 +18,8 @@ const app = document.getElementById('app')!;
 let state: ChatViewState | undefined;
 const pending = new Set<string>();
 let frame = 0;
+/** Answers whose Context line is expanded (kept across redraws). */
+const expanded = new Set<string>();
 
 app.innerHTML = `
 <header class="bar">
@@ -27,7 +30,7 @@ app.innerHTML = `
 <main id="messages" tabindex="-1"></main>
 <div id="progress" hidden><div class="label"></div><div class="track"><div class="fill"></div></div></div>
 <footer>
-  <textarea id="input" rows="3" placeholder="Ask about this repository (Enter to send, Shift+Enter for a new line)" aria-label="Question"></textarea>
+  <textarea id="input" rows="3" placeholder="Ask about this repository" title="Enter sends, Shift+Enter starts a new line" aria-label="Question (Enter sends, Shift+Enter starts a new line)"></textarea>
   <div class="actions">
     <span id="model" class="muted"></span>
     <button id="stop" class="secondary" hidden title="Stop the answer">Stop</button>
@@ -159,19 +162,21 @@ function legacyCard(message: string): ErrorCard {
   return { title: 'RepoSnap could not answer', text: message, actions: [{ kind: 'retry', label: 'Retry' }] };
 }
 
-/** (Re)draws an answer: markdown, then the badge, error card or stopped note, then Copy answer and Retry. */
+/** (Re)draws an answer: markdown, then the Context line (with the badge), error card or stopped note, then Copy answer and Retry. */
 function fillAnswer(el: HTMLElement, m: ChatMessage): void {
   const body = el.querySelector<HTMLElement>('.markdown')!;
   const streaming = state?.busy?.messageId === m.id;
   body.innerHTML = m.text ? renderMarkdown(m.text) : streaming || m.error ? '' : '<p class="muted">(no answer)</p>';
   el.classList.toggle('streaming', streaming);
-  el.querySelectorAll('.badge, .card, .note, .answer-actions').forEach((x) => x.remove());
+  el.querySelectorAll('.context, .card, .note, .answer-actions').forEach((x) => x.remove());
   if (m.stats) {
-    const b = document.createElement('div');
-    b.className = `badge cache-${m.stats.cache}`;
-    b.textContent = badgeText(m.stats);
+    const holder = document.createElement('div');
+    holder.innerHTML = contextLineHtml(m.stats, m.context, expanded.has(m.id));
+    const details = holder.firstElementChild as HTMLDetailsElement;
+    const b = details.querySelector<HTMLElement>('.badge')!;
     b.title = `${m.stats.files} files packed · ${Math.round(m.stats.prefillTokS)} tok/s prefill · ${m.stats.decodeTokens} tokens at ${Math.round(m.stats.decodeTokS)} tok/s · first token after ${Math.round(m.stats.ttftMs)} ms`;
-    el.append(b);
+    details.addEventListener('toggle', () => (details.open ? expanded.add(m.id) : expanded.delete(m.id)));
+    el.append(details);
   } else if (m.error) {
     el.append(cardEl(m.errorCard ?? legacyCard(m.error), m.id, 'error'));
   } else if (m.cancelled) {
@@ -298,7 +303,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       const m = findMessage(msg.messageId);
       if (state?.busy?.messageId === msg.messageId) state.busy = undefined;
       if (m) {
-        if (msg.type === 'done') m.stats = msg.stats;
+        if (msg.type === 'done') {
+          m.stats = msg.stats;
+          if (msg.context) m.context = msg.context;
+        }
         else {
           if (msg.error) m.error = msg.error;
           if (msg.errorCard) m.errorCard = msg.errorCard;

@@ -4,6 +4,7 @@
  * checks each message with {@link parseFromWebview}.
  */
 import type { CacheOutcome } from '../host/protocol';
+import type { ChatContext } from './context-line';
 
 /** What the badge under an answer shows (from the pipeline's stats). */
 export interface AnswerStats {
@@ -65,6 +66,8 @@ export interface ChatMessage {
   text: string;
   /** Set on a finished answer. */
   stats?: AnswerStats;
+  /** What the model read and what SnapKV kept (the Context line; absent in answers saved before it existed). */
+  context?: ChatContext;
   /** Why the answer failed (engine crash, bad model, …). */
   error?: string;
   /** The failure as a card with actions (answers saved before cards existed have only `error`). */
@@ -121,7 +124,7 @@ export type ToWebview =
   | { type: 'state'; state: ChatViewState }
   | { type: 'progress'; messageId: string; progress: ChatProgress }
   | { type: 'token'; messageId: string; text: string }
-  | { type: 'done'; messageId: string; stats: AnswerStats }
+  | { type: 'done'; messageId: string; stats: AnswerStats; context?: ChatContext }
   | { type: 'failed'; messageId: string; error?: string; errorCard?: ErrorCard; cancelled?: boolean }
   | { type: 'focusInput' };
 

@@ -4,6 +4,7 @@
  * the one the view shows and new questions go to.
  */
 import { randomUUID } from 'node:crypto';
+import { withoutFiles } from './context-line';
 import type { ChatMessage, ChatThread, ThreadSummary } from './protocol';
 
 /** A key-value store like `vscode.Memento`. */
@@ -16,6 +17,11 @@ export interface KeyValueStore {
 export const MAX_THREADS = 50;
 /** Characters of the first question used as a thread's title. */
 export const TITLE_CHARS = 60;
+/**
+ * Answers per thread whose Context line keeps its file list (the most recent ones); older
+ * answers keep only the summary, so that a long thread's storage stays bounded.
+ */
+export const MAX_CONTEXT_LISTS = 10;
 
 interface Stored {
   version: 1;
@@ -106,11 +112,16 @@ export class ThreadStore {
     this.save();
   }
 
-  /** Changes a message (answer finished, failed, stopped). */
+  /**
+   * Changes a message (answer finished, failed, stopped). A new Context line drops the file
+   * lists of the thread's answers older than the last {@link MAX_CONTEXT_LISTS}.
+   */
   patch(threadId: string, messageId: string, change: Partial<ChatMessage>): void {
-    const m = this.get(threadId)?.messages.find((x) => x.id === messageId);
-    if (!m) return;
+    const t = this.get(threadId);
+    const m = t?.messages.find((x) => x.id === messageId);
+    if (!t || !m) return;
     Object.assign(m, change);
+    if (change.context) trimContexts(t);
     this.save();
   }
 
@@ -123,6 +134,16 @@ export class ThreadStore {
   /** Writes everything to the store. */
   save(): void {
     void this.store.update(KEY, this.data);
+  }
+}
+
+/** Keeps the file lists of the last {@link MAX_CONTEXT_LISTS} Context lines of a thread; older ones keep their summary. */
+function trimContexts(t: ChatThread): void {
+  let listed = 0;
+  for (let i = t.messages.length - 1; i >= 0; i--) {
+    const m = t.messages[i]!;
+    if (!m.context || m.context.files.length === 0) continue;
+    if (++listed > MAX_CONTEXT_LISTS) m.context = withoutFiles(m.context);
   }
 }
 

@@ -12,6 +12,7 @@ import type { EngineService } from '../host/service';
 import type { WireAskEvent, WireAskStats } from '../host/protocol';
 import { modelDisplayName } from '../models/resolve';
 import type { Settings } from '../config/accessor';
+import { chatContext } from './context-line';
 import { errorCard } from './errors';
 import { webviewHtml } from './html';
 import {
@@ -204,9 +205,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         },
       });
       const badge = answerStats(stats);
-      this.threads.patch(thread.id, answer.id, { stats: badge });
+      const context = stats.context ? chatContext(stats.context) : undefined;
+      this.threads.patch(thread.id, answer.id, { stats: badge, ...(context ? { context } : {}) });
       this.busy.delete(thread.id);
-      this.post({ type: 'done', messageId: answer.id, stats: badge });
+      this.post({ type: 'done', messageId: answer.id, stats: badge, ...(context ? { context } : {}) });
       this.postState();
       return { text: answer.text, stats };
     } catch (e) {

@@ -83,7 +83,7 @@ function enginePids(): number[] {
 /** Waits for the `n`-th answer of the chat to finish; returns its badge, or fails with the answer's error card. */
 async function answered(chat: Frame, n: number): Promise<string> {
   const answer = chat.locator('.msg.assistant').nth(n);
-  await answer.locator('.badge, .error-card').first().waitFor({ timeout: ANSWER_TIMEOUT });
+  await answer.locator('.context-line, .error-card').first().waitFor({ timeout: ANSWER_TIMEOUT }); // the badge is inside the collapsed Context line
   if (await answer.locator('.error-card').count()) throw new Error(`the answer failed: ${await answer.locator('.error-card').textContent()}`);
   return (await answer.locator('.badge').textContent()) ?? '';
 }
