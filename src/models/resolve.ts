@@ -2,7 +2,8 @@
  * Resolves `reposnap.model` to a local GGUF file. A file path is checked on disk and never
  * touches the network; a model URI (`hf:user/repo:quant`, `hf:user/repo/file.gguf`,
  * `https://…`) goes through node-llama-cpp's `createModelDownloader`, which downloads it (with
- * progress and cancellation; a cancelled download resumes from its `.ipull` file) into the
+ * progress and cancellation; a cancelled download resumes from the whole 5 MiB chunks in its
+ * `.ipull` file, see README) into the
  * models folder once; the file is found through the record afterwards, without the network.
  * node-llama-cpp is ESM: it is loaded with a dynamic `import()` only for URIs.
  *
@@ -85,7 +86,10 @@ export interface DownloadProgress {
   phase: 'download' | 'verify';
   downloadedBytes: number;
   totalBytes: number;
-  /** Bytes per second since the download started. */
+  /**
+   * Bytes per second that this run fetched since it started: bytes already on disk from a
+   * cancelled run (a resumed download) count in `downloadedBytes` but not here.
+   */
   bytesPerSecond: number;
 }
 
@@ -94,6 +98,8 @@ export interface NlcModelDownloader {
   readonly entrypointFilePath: string;
   readonly totalSize: number;
   readonly totalFiles: number;
+  /** Bytes downloaded so far; before `download()`, what a cancelled run left whole on disk. */
+  readonly downloadedSize: number;
   download(options?: { signal?: AbortSignal }): Promise<string>;
   cancel(options?: { deleteTempFile?: boolean }): Promise<void>;
 }
@@ -181,7 +187,9 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
   if (known && (!options.sha256 || verifiedSha256(options.directory, known) === options.sha256.toLowerCase())) return known;
 
   const nlc = await (options.loadDownloader ?? importNodeLlamaCpp)();
-  const t0 = Date.now();
+  // the speed counts what this run fetches: from when download() starts, less what was on disk then
+  let t0 = Date.now();
+  let resumedFrom = 0;
   let file: string;
   let totalFiles = 1;
   try {
@@ -194,14 +202,18 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
       endpoints: options.endpoint ? { huggingFace: hubEndpoint(options.endpoint) } : undefined,
       onProgress: ({ totalSize, downloadedSize }) => {
         const seconds = Math.max(0.001, (Date.now() - t0) / 1000);
-        options.onProgress?.({ phase: 'download', downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: downloadedSize / seconds });
+        options.onProgress?.({ phase: 'download', downloadedBytes: downloadedSize, totalBytes: totalSize, bytesPerSecond: Math.max(0, downloadedSize - resumedFrom) / seconds });
       },
     });
     file = downloader.entrypointFilePath;
     totalFiles = downloader.totalFiles;
     const st = fs.statSync(file, { throwIfNoEntry: false });
     if (totalFiles === 1 && st?.isFile() && st.size === downloader.totalSize) await downloader.cancel({ deleteTempFile: false });
-    else await downloader.download({ signal: options.signal });
+    else {
+      resumedFrom = downloader.downloadedSize;
+      t0 = Date.now();
+      await downloader.download({ signal: options.signal });
+    }
   } catch (e) {
     if (options.signal?.aborted) throw e;
     throw new ModelResolveError(`Cannot download the model '${s}': ${(e as Error).message}`);
