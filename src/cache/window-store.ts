@@ -75,6 +75,7 @@ export async function adoptWindowStore(from: string, to: string, options: AdoptO
   const rename = options.rename ?? fs.renameSync;
   const locks: Lock[] = [];
   try {
+    fs.mkdirSync(path.dirname(to), { recursive: true }); // the cache root, on a first run
     locks.push(await acquireLock(`${from}.lock`, { timeoutMs: ADOPT_LOCK_TIMEOUT_MS }));
     locks.push(await acquireLock(`${to}.lock`, { timeoutMs: ADOPT_LOCK_TIMEOUT_MS }));
     /** Moves `a` to `b`; across file systems copies it when `copy`, else reports false. */

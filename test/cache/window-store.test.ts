@@ -144,3 +144,15 @@ test('an old store that cannot be adopted leaves a warning and the shared store 
   assert.equal(await folderStoreDir(f, { windowStorageDir: storage, root }), dir);
   assert.deepEqual(CacheStore.open(dir).threadIndex('t-1')?.turns, [TURN], 'the next call adopts it');
 });
+
+test('the old store is adopted on a first run, before the shared cache folder exists', async () => {
+  const f = path.join(tmp, 'first-run-repo');
+  fs.mkdirSync(f);
+  const storage = path.join(tmp, 'window-first-run');
+  await saveThread(CacheStore.open(windowStoreDir(storage, f)), 't-1', snapshot(70, 8));
+  const freshRoot = path.join(tmp, 'no-such-root', 'reposnap');
+  const warnings: string[] = [];
+  const dir = await folderStoreDir(f, { windowStorageDir: storage, root: freshRoot, onWarning: (m) => warnings.push(m) });
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(CacheStore.open(dir).threadIndex('t-1')?.turns, [TURN]);
+});
