@@ -1,0 +1,52 @@
+/** A section fitted to a token budget by `fitSection`. */
+export interface FittedSection {
+  /** The section's text, ending with a newline; `''` when nothing fits (the section is left out). */
+  text: string;
+  /** `countTokens(text)` (0 for `''`), always ≤ the budget. */
+  tokens: number;
+  /** Indices (into `blocks`) of the blocks in `text`, in priority order. */
+  chosen: number[];
+}
+
+/**
+ * Fits a section made of blocks to a token budget, exactly. `blocks` are in priority order
+ * (the first is wanted most); `render(chosen)` makes the section's text from the chosen block
+ * indices (in any display order it likes, with any header and footer). Blocks are taken greedily
+ * in priority order while the render's overhead plus the blocks' own token counts stay within
+ * `budget` (one that does not fit is skipped and the next is tried); then the whole text is
+ * counted, and while it exceeds `budget` (a tokenizer can merge across block boundaries) the
+ * lowest-priority block is dropped. So `tokens ≤ budget` always holds, with `tokens` as
+ * `countTokens` counts the whole section. Tokens are `countTokens`'s units; `budget` ≥ 0.
+ * Rejects with whatever `countTokens` or `render` throw, and with `TypeError` when
+ * `countTokens` returns something other than a finite number ≥ 0.
+ */
+export async function fitSection(
+  blocks: readonly string[],
+  render: (chosen: readonly number[]) => string,
+  budget: number,
+  countTokens: (text: string) => number | Promise<number>,
+): Promise<FittedSection> {
+  const count = async (text: string): Promise<number> => {
+    const n = await countTokens(text);
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new TypeError(`countTokens must return a finite number >= 0, got ${String(n)}`);
+    return n;
+  };
+  if (blocks.length === 0 || budget <= 0) return { text: '', tokens: 0, chosen: [] };
+  const overhead = await count(render([]));
+  const chosen: number[] = [];
+  let estimate = overhead;
+  for (let i = 0; i < blocks.length && estimate < budget; i++) {
+    const tokens = await count(blocks[i]!);
+    if (estimate + tokens <= budget) {
+      chosen.push(i);
+      estimate += tokens;
+    }
+  }
+  while (chosen.length > 0) {
+    const text = render(chosen);
+    const tokens = await count(text);
+    if (tokens <= budget) return { text, tokens, chosen };
+    chosen.pop();
+  }
+  return { text: '', tokens: 0, chosen: [] };
+}

@@ -1,0 +1,37 @@
+import type { FileTags } from '../map/tags';
+
+/** A piece of a source file that retrieval can rank and quote: one function, method or small type. */
+export interface Chunk {
+  /** Path of the file, relative to the repository root (`/`-separated). */
+  path: string;
+  /** The defined name. */
+  name: string;
+  /** 1-based first line (the name's line, see `Definition.line`). */
+  startLine: number;
+  /** 1-based last line, inclusive. */
+  endLine: number;
+  /** Lines `startLine … endLine` of the file, joined with `\n` (no final newline). */
+  text: string;
+}
+
+/**
+ * The retrieval chunks of one file: every function and method, and every class, interface or
+ * type that contains no function or method (a class with methods is retrieved method by method,
+ * so no chunk holds another). Constants are left out (their line is in the repository map).
+ * Chunks are in source order. `text` is the file's content as packed (LF line ends). Pure.
+ */
+export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
+  const lines = text.split('\n');
+  const callables = tags.definitions.filter((d) => d.kind === 'function' || d.kind === 'method');
+  const chunks: Chunk[] = [];
+  for (const def of tags.definitions) {
+    if (def.kind === 'const') continue;
+    if (def.kind !== 'function' && def.kind !== 'method') {
+      const holdsCallable = callables.some((c) => c.line >= def.line && c.endLine <= def.endLine && c !== def);
+      if (holdsCallable) continue;
+    }
+    const endLine = Math.min(Math.max(def.endLine, def.line), lines.length);
+    chunks.push({ path, name: def.name, startLine: def.line, endLine, text: lines.slice(def.line - 1, endLine).join('\n') });
+  }
+  return chunks;
+}

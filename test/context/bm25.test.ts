@@ -1,0 +1,105 @@
+/**
+ * Retrieval for a question (issue 15): code-aware terms, chunks from the parse, and BM25F
+ * ordering with the scores recomputed here from the formula.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createTagsParser } from '../../src/context/map/tags';
+import { rankChunks } from '../../src/context/retrieve/bm25';
+import { chunksOf, type Chunk } from '../../src/context/retrieve/chunks';
+import { formatRetrievalSection } from '../../src/context/retrieve/section';
+import { codeTerms } from '../../src/context/retrieve/tokenize';
+
+test('identifiers are split at camelCase, acronyms, snake_case and kebab-case and kept whole; stop words and single letters go', () => {
+  assert.deepEqual(codeTerms('defaultCacheRoot()'), ['defaultcacheroot', 'default', 'cache', 'root']);
+  assert.deepEqual(codeTerms('parseHTTPHeader'), ['parsehttpheader', 'parse', 'http', 'header']);
+  assert.deepEqual(codeTerms('snake_case_name kebab-case'), ['snake_case_name', 'snake', 'case', 'name', 'kebab', 'case']);
+  assert.deepEqual(codeTerms('Which file defines the function x?'), ['file', 'defines', 'function']);
+});
+
+const chunk = (name: string, path: string, text: string): Chunk => ({ name, path, startLine: 1, endLine: text.split('\n').length, text });
+const CHUNKS: Chunk[] = [
+  chunk('packRepository', 'src/context/pack.ts', 'export async function packRepository(root: string, options: PackOptions) {\n  return walk(root, options);\n}'),
+  chunk('workspaceCacheDir', 'src/cache/location.ts', 'export function workspaceCacheDir(repo: string): string {\n  return join(defaultCacheRoot(), hash(repo));\n}'),
+  chunk('tokenize', 'src/engine/model.ts', 'tokenize(text: string): Int32Array {\n  return this.native.tokenize(text);\n}'),
+  chunk('defaultCacheRoot', 'src/cache/location.ts', "export function defaultCacheRoot(): string {\n  return process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');\n}"),
+];
+
+/** BM25F as wink-bm25-text-search defines it, recomputed: fields name (weight 3) and body (1), k1 1.2, b 0.75. */
+function bm25f(chunks: readonly Chunk[], question: string): number[] {
+  const docs = chunks.map((c) => {
+    const tf = new Map<string, number>();
+    let length = 0;
+    for (const [text, w] of [[`${c.name} ${c.path}`, 3], [c.text, 1]] as const) {
+      for (const t of codeTerms(text)) tf.set(t, (tf.get(t) ?? 0) + w);
+      length += codeTerms(text).length * w;
+    }
+    return { tf, length };
+  });
+  const avg = docs.reduce((a, d) => a + d.length, 0) / docs.length;
+  return docs.map((d) => {
+    let score = 0;
+    for (const t of codeTerms(question)) {
+      const f = d.tf.get(t);
+      if (f === undefined) continue;
+      const n = docs.filter((x) => x.tf.has(t)).length;
+      const idf = Math.log((docs.length - n + 0.5) / (n + 0.5) + 1);
+      score += idf * ((f * 2.2) / (f + 1.2 * (0.25 + (0.75 * d.length) / avg)));
+    }
+    return score;
+  });
+}
+
+test('BM25 puts the function a question names first, then its caller, then a chunk sharing one word; unrelated chunks are left out', () => {
+  const question = 'Where is the default cache root computed?';
+  const ranked = rankChunks(CHUNKS, question);
+  assert.deepEqual(ranked.map((r) => r.chunk.name), ['defaultCacheRoot', 'workspaceCacheDir', 'packRepository']);
+  const expected = bm25f(CHUNKS, question);
+  for (const r of ranked) {
+    const e = expected[CHUNKS.indexOf(r.chunk)]!;
+    // wink stores each term's weight to 4 decimals: 3 terms at most differ by 1.5e-4
+    assert.ok(Math.abs(r.score - e) < 2e-4, `${r.chunk.name}: ${r.score} vs ${e}`);
+  }
+  assert.equal(expected[2], 0, 'tokenize shares no term with the question');
+});
+
+test('a question with no known term retrieves nothing; two chunks (too few for idf) are filtered, not ranked', () => {
+  assert.deepEqual(rankChunks(CHUNKS, 'what about zebras?'), []);
+  assert.deepEqual(rankChunks(CHUNKS.slice(0, 2), 'the workspace').map((r) => [r.chunk.name, r.score]), [['workspaceCacheDir', 1]]);
+});
+
+test('chunks are functions, methods and method-less types, with their lines; a class with methods is split into them', async () => {
+  const text = 'export const A = 1;\nexport class Box {\n  open() {\n    return 1;\n  }\n}\nexport interface Shape {\n  x: number;\n}\nfunction f() {}\n';
+  const tags = await createTagsParser().parse(text, 'typescript');
+  assert.deepEqual(
+    chunksOf('a.ts', text, tags).map((c) => [c.name, c.startLine, c.endLine, c.text]),
+    [
+      ['open', 3, 5, '  open() {\n    return 1;\n  }'],
+      ['Shape', 7, 9, 'export interface Shape {\n  x: number;\n}'],
+      ['f', 10, 10, 'function f() {}'],
+    ],
+  );
+});
+
+test('the retrieval section holds the best chunks that fit its budget exactly, skipping one too large for what is left', async () => {
+  // a stand-in tokenizer: whitespace-separated words. Title: 7 words; blocks (header line, two
+  // fences, the text): defaultCacheRoot 1 + 2 + 11 = 14, workspaceCacheDir 1 + 2 + 10 = 13,
+  // packRepository 1 + 2 + 12 = 15 (counted by hand)
+  const words = (text: string): number => text.split(/\s+/).filter((w) => w !== '').length;
+  const ranked = rankChunks(CHUNKS, 'Where is the default cache root computed?');
+  const whole = await formatRetrievalSection(ranked, Infinity, words);
+  assert.deepEqual(whole.chosen, [0, 1, 2]);
+  assert.equal(whole.tokens, 7 + 14 + 13 + 15);
+  const first = await formatRetrievalSection(ranked, 21, words);
+  assert.equal(
+    first.text,
+    "Code retrieved for the question (path:first-last line)\nsrc/cache/location.ts:1-3\n```\nexport function defaultCacheRoot(): string {\n  return process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');\n}\n```\n",
+  );
+  assert.equal(first.tokens, 21);
+  assert.deepEqual(await formatRetrievalSection(ranked, 19, words), { text: '', tokens: 0, chosen: [] });
+  // in the order default (14), pack (15), workspace (13) with 34 tokens: pack does not fit after default, workspace does
+  const skip = await formatRetrievalSection([ranked[0]!, ranked[2]!, ranked[1]!], 34, words);
+  assert.deepEqual(skip.chosen, [0, 2]);
+  assert.equal(skip.tokens, 34);
+  assert.equal(skip.tokens, words(skip.text));
+});
