@@ -20,7 +20,7 @@ function solvePageRank(n: number, edges: readonly WeightedEdge[], p: readonly nu
   for (const e of edges) out[e.from]! += e.weight;
   const psum = p.reduce((a, b) => a + b, 0);
   const pn = p.map((v) => v / psum);
-  const A = Array.from({ length: n }, (_, i) => Array.from({ length: n + 1 }, (_, j) => (j === i ? 1 : 0)));
+  const A: number[][] = Array.from({ length: n }, (_, i) => Array.from({ length: n + 1 }, (_, j) => (j === i ? 1 : 0)));
   for (const e of edges) A[e.to]![e.from]! -= (alpha * e.weight) / out[e.from]!;
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) if (out[j] === 0) A[i]![j]! -= alpha * pn[i]!;
