@@ -86,7 +86,8 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  * whose `<summary class="context-line">` reads "Context · Packed … · SnapKV kept …" (short forms
  * in `.narrow` spans for a narrow sidebar), and whose body holds the `.badge` (L → B, times,
  * cache outcome), the files in the prompt as `.context-file` rows (a `.file-link` with
- * `data-path`, the tokens, a `<meter>` of the kept share and its percentage), then the files left
+ * `data-path` showing the file's name then its folder, the tokens, a `<meter>` of the kept share
+ * and its percentage), then the files left
  * out with their reason. `open` renders it expanded.
  */
 export function contextLineHtml(stats: AnswerStats, context?: ChatContext, open = false): string {
@@ -122,14 +123,16 @@ export function contextLineHtml(stats: AnswerStats, context?: ChatContext, open 
   return out.join('');
 }
 
-/** One file in the prompt: link, tokens, share bar, share. */
+/** One file in the prompt: link (file name, then its folder, as VS Code's Quick Open shows them), tokens, share bar, share. */
 function fileRow(f: ContextFile): string {
   const share = f.keptShare;
+  const slash = f.path.lastIndexOf('/');
+  const name = `<span class="context-name">${esc(f.path.slice(slash + 1))}</span>${slash > 0 ? ` <span class="context-dir">${esc(f.path.slice(0, slash))}</span>` : ''}`;
   const label = share === null ? 'kept share not known' : `${percent(share)} of its KV positions kept`;
   const status = f.status === 'full' ? '' : ` <span class="context-status">${esc(f.status)}</span>`;
   return (
     `<li class="context-file" title="${esc(`${f.path} · ${f.tokens.toLocaleString('en-US')} tokens · ${label}`)}">` +
-    `<a href="#" class="file-link context-path" data-path="${esc(f.path)}">${esc(f.path)}${status}</a>` +
+    `<a href="#" class="file-link context-path" data-path="${esc(f.path)}">${name}${status}</a>` +
     `<span class="context-tokens">${f.tokens.toLocaleString('en-US')}</span>` +
     (share === null
       ? `<span class="context-share muted">?</span>`

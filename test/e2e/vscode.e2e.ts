@@ -229,6 +229,19 @@ test('chat: a question is answered in the chat view with a streamed answer and t
   assert.match(answer, /\b(the|is|file|class|defines?)\b/i, 'the answer is English prose');
   assert.equal(enginePids().length, 1, 'one engine process');
   await shot('03-chat-answer');
+  // the Context line: what the model read and what SnapKV kept, expanded to the files by kept share
+  const context = chat.locator('.msg.assistant').first().locator('details.context');
+  const line = context.locator('summary.context-line');
+  assert.match((await line.getAttribute('title')) ?? '', /^Packed \d+ of \d+ files \([\d,]+ tokens\) · SnapKV kept 256 per head \(\d+(\.\d)? %\)$/);
+  await line.click();
+  const math = context.locator('li.context-file', { has: chat.locator('a.file-link[data-path="src/math.ts"]') });
+  await math.waitFor({ state: 'visible' });
+  assert.match((await math.locator('.context-share').textContent()) ?? '', /^\d+(\.\d)? %$/);
+  const shares = (await context.locator('li.context-file meter.context-bar').evaluateAll((els) => els.map((e) => Number((e as HTMLMeterElement).value)))) as number[];
+  console.log(`context: ${await line.getAttribute('title')}; kept shares ${JSON.stringify(shares)}`);
+  assert.ok(shares.length >= 2 && shares.every((v, i) => v >= 0 && v <= 1 && (i === 0 || v <= shares[i - 1]!)), `shares in [0, 1], highest first: ${shares}`);
+  await shot('03b-chat-context');
+  await line.click();
 });
 
 test('explain: Explain Selection streams into a comment thread at the selection, and continues in chat', async () => {

@@ -67,14 +67,14 @@ test('the Context line expands to file rows sorted by kept share (link, tokens, 
     .map((_, li) => {
       const r = $(li);
       const link = r.find('a.file-link');
-      return [[link.attr('data-path'), link.text(), r.find('.context-tokens').text(), r.find('meter.context-bar').attr('value'), r.find('.context-share').text()]];
+      return [[link.attr('data-path'), link.find('.context-name').text(), link.find('.context-dir').text(), r.find('.context-tokens').text(), r.find('meter.context-bar').attr('value'), r.find('.context-share').text()]];
     })
     .get();
   assert.deepEqual(rows, [
-    ['src/<b>.ts', 'src/<b>.ts', '480', '0.25', '25 %'],
-    ['README.md', 'README.md', '2,000', '0.25', '25 %'],
-    ['src/a.ts', 'src/a.ts', '4,000', '0.05', '5 %'],
-    ['src/c.ts', 'src/c.ts', '6,000', '0.004', '0.4 %'],
+    ['src/<b>.ts', '<b>.ts', 'src', '480', '0.25', '25 %'],
+    ['README.md', 'README.md', '', '2,000', '0.25', '25 %'],
+    ['src/a.ts', 'a.ts', 'src', '4,000', '0.05', '5 %'],
+    ['src/c.ts', 'c.ts', 'src', '6,000', '0.004', '0.4 %'],
   ]);
   assert.equal($('meter.context-bar').first().attr('min'), '0');
   assert.equal($('meter.context-bar').first().attr('max'), '1');
