@@ -1,8 +1,11 @@
 /**
  * The cache stats panel's page (bundled to dist/webview/stats.js): a summary, three charts
- * (Chart.js, bundled; colours from the VS Code theme) and the table of recorded questions.
+ * (Chart.js, bundled) and the table of recorded questions. Chart and table colours are the
+ * stats palette (src/stats/palette.ts): opaque, passing WCAG AA against the editor background of
+ * the current theme; recomputed when the theme changes.
  */
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
+import { statsPalette, themeKindOf, type StatsPalette } from '../../src/stats/palette';
 import { isCold, type QuestionRecord } from '../../src/stats/records';
 import type { FromStatsWebview, ToStatsWebview } from '../../src/stats/protocol';
 
@@ -28,20 +31,32 @@ document.getElementById('clear')!.addEventListener('click', () => vscode.postMes
 
 const css = getComputedStyle(document.body);
 const color = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
-const fg = color('--vscode-foreground', '#ccc');
-const grid = color('--vscode-widget-border', 'rgba(128,128,128,0.3)');
-const blue = color('--vscode-charts-blue', '#3794ff');
-const orange = color('--vscode-charts-orange', '#d18616');
-const green = color('--vscode-charts-green', '#89d185');
-Chart.defaults.color = fg;
-Chart.defaults.borderColor = grid;
+let palette: StatsPalette;
+
+/** Reads the theme (body class and editor background) and applies the palette to Chart.js and the table. */
+function applyTheme(): void {
+  palette = statsPalette(themeKindOf(document.body.classList), color('--vscode-editor-background', '')).palette;
+  document.body.style.setProperty('--reposnap-hit', palette.hitText);
+  document.body.style.setProperty('--reposnap-partial', palette.partialText);
+  document.body.style.setProperty('--reposnap-miss', palette.missText);
+  Chart.defaults.color = color('--vscode-foreground', '#ccc');
+  Chart.defaults.borderColor = color('--vscode-widget-border', 'rgba(128,128,128,0.3)');
+}
+applyTheme();
 Chart.defaults.font.family = css.getPropertyValue('--vscode-font-family') || 'sans-serif';
 Chart.defaults.animation = false;
+let lastRecords: QuestionRecord[] = [];
+// VS Code swaps the body's theme class (and the variables) on a theme change
+new MutationObserver(() => {
+  applyTheme();
+  draw(lastRecords);
+}).observe(document.body, { attributes: true, attributeFilter: ['class'] });
 
 const MiB = 2 ** 20;
 const charts: Chart[] = [];
 
 function draw(records: QuestionRecord[]): void {
+  lastRecords = records;
   for (const c of charts.splice(0)) c.destroy();
   const labels = records.map((_, i) => `#${i + 1}`);
   const opts = { responsive: true, maintainAspectRatio: false, plugins: { legend: { position: 'bottom' as const } } };
@@ -51,15 +66,15 @@ function draw(records: QuestionRecord[]): void {
       data: {
         labels,
         datasets: [
-          { label: 'before (L cells)', data: records.map((r) => r.kvBytesBefore / MiB), backgroundColor: orange },
-          { label: 'after (B cells)', data: records.map((r) => r.kvBytesAfter / MiB), backgroundColor: blue },
+          { label: 'before (L cells)', data: records.map((r) => r.kvBytesBefore / MiB), backgroundColor: palette.kvBefore },
+          { label: 'after (B cells)', data: records.map((r) => r.kvBytesAfter / MiB), backgroundColor: palette.kvAfter },
         ],
       },
       options: opts,
     }),
     new Chart(document.getElementById('ratio') as HTMLCanvasElement, {
       type: 'line',
-      data: { labels, datasets: [{ label: 'B / L', data: records.map((r) => r.ratio), borderColor: green, backgroundColor: green }] },
+      data: { labels, datasets: [{ label: 'B / L', data: records.map((r) => r.ratio), borderColor: palette.ratio, backgroundColor: palette.ratio }] },
       options: { ...opts, scales: { y: { min: 0, max: 1 } } },
     }),
     new Chart(document.getElementById('ttft') as HTMLCanvasElement, {
@@ -67,8 +82,8 @@ function draw(records: QuestionRecord[]): void {
       data: {
         labels,
         datasets: [
-          { label: 'cold (miss, off)', data: records.map((r) => (isCold(r.cache) ? r.ttftMs / 1000 : null)), backgroundColor: orange },
-          { label: 'warm (hit, partial, continue)', data: records.map((r) => (isCold(r.cache) ? null : r.ttftMs / 1000)), backgroundColor: green },
+          { label: 'cold (miss, off)', data: records.map((r) => (isCold(r.cache) ? r.ttftMs / 1000 : null)), backgroundColor: palette.cold },
+          { label: 'warm (hit, partial, continue)', data: records.map((r) => (isCold(r.cache) ? null : r.ttftMs / 1000)), backgroundColor: palette.warm },
         ],
       },
       options: { ...opts, scales: { x: { stacked: true }, y: { stacked: true } } },
