@@ -1,8 +1,10 @@
 /**
- * Inline explanations: `RepoSnap: Explain Selection` and the "Explain" CodeLens stream an
- * answer into a comment thread anchored at the range (Comments API). The thread's title bar
- * offers Stop while streaming, and "Continue in chat" once answered (also as a link under the
- * answer), which opens the explanation as a new chat thread.
+ * Inline explanations: `RepoSnap: Explain Selection` and the "RepoSnap: Explain" CodeLens stream
+ * an answer into a comment thread anchored at the first line of the range (Comments API) and
+ * scroll the editor so that it shows (src/explain/placement.ts). One thread per explained symbol
+ * (or selection): explaining it again reuses the thread. The thread's title bar offers Stop while
+ * streaming, and "Continue in chat" once answered (also as a link under the answer), which opens
+ * the explanation as a new chat thread.
  */
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
@@ -13,13 +15,19 @@ import { answerStats, failureCard, progressOf, WAITING_PROGRESS, type ChatViewPr
 import { AbortError } from '../engine/errors';
 import type { EngineService } from '../host/service';
 import type { WireAskStats } from '../host/protocol';
+import { anchorLine, explanationKey, needsScroll } from './placement';
 import { explainQuestion, explainThreadId } from './question';
 
 /** The comment controller's id (menus' `commentController ==` clauses). */
 export const EXPLAIN_CONTROLLER_ID = 'reposnap.explain';
 
 interface Explanation {
+  /** {@link explanationKey}: the symbol (or selection) this thread explains. */
   key: string;
+  /** The engine thread of the latest run (a fresh one per run: a re-explanation is not a follow-up). */
+  runId: string;
+  /** True while an answer streams into the thread. */
+  running: boolean;
   thread: vscode.CommentThread;
   question: string;
   title: string;
@@ -62,8 +70,15 @@ export class ExplainController implements vscode.Disposable {
     await this.explain(editor.document.uri, range);
   }
 
-  /** Explains `range` of the document at `uri` (a CodeLens passes the symbol's name). */
-  async explain(uri: vscode.Uri, range: vscode.Range, symbol?: string): Promise<void> {
+  /**
+   * Explains `range` of the document at `uri`. A CodeLens passes the symbol's name and its
+   * qualified name (`symbolPath`, the key of its thread). The thread is anchored at the range's
+   * first line and scrolled into view; a symbol (or selection) already explained reuses its
+   * thread: while its answer still streams it is only shown again, otherwise it is answered
+   * anew in place. The Comments panel is not opened (package.json sets `comments.openView`'s
+   * default to `never`).
+   */
+  async explain(uri: vscode.Uri, range: vscode.Range, symbol?: string, symbolPath?: string): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(uri);
     const rel = vscode.workspace.asRelativePath(uri, false);
     const question = explainQuestion({
@@ -74,23 +89,49 @@ export class ExplainController implements vscode.Disposable {
       code: doc.getText(range),
       symbol,
     });
-    const thread = this.controller.createCommentThread(uri, range, []);
-    thread.label = symbol ? `RepoSnap: ${symbol}` : 'RepoSnap: explanation';
-    thread.canReply = false;
-    thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
-    thread.contextValue = 'reposnap.explaining';
-    const key = randomUUID();
-    const ex: Explanation = {
-      key,
-      thread,
-      question,
-      title: symbol ? `Explain ${symbol}` : `Explain ${rel}:${range.start.line + 1}`,
-      text: '',
-      controller: new AbortController(),
-    };
-    this.explanations.set(key, ex);
+    const key = explanationKey(uri.toString(), range, symbolPath ?? symbol);
+    const anchor = new vscode.Range(range.start, range.start);
+    let ex = this.explanations.get(key);
+    if (ex?.running) {
+      await this.reveal(doc, anchor);
+      return;
+    }
+    if (ex) {
+      ex.thread.range = anchor;
+      ex.question = question;
+      ex.text = '';
+      ex.stats = undefined;
+      ex.error = undefined;
+      ex.controller = new AbortController();
+    } else {
+      const thread = this.controller.createCommentThread(uri, anchor, []);
+      thread.label = symbol ? `RepoSnap: ${symbol}` : 'RepoSnap: explanation';
+      thread.canReply = false;
+      thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+      ex = {
+        key,
+        runId: '',
+        running: false,
+        thread,
+        question,
+        title: symbol ? `Explain ${symbol}` : `Explain ${rel}:${range.start.line + 1}`,
+        text: '',
+        controller: new AbortController(),
+      };
+      this.explanations.set(key, ex);
+    }
+    ex.runId = randomUUID();
+    ex.running = true;
+    ex.thread.contextValue = 'reposnap.explaining';
+    ex.thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
     this.show(ex, '_Reading the repository…_');
+    await this.reveal(doc, anchor);
+    await this.answer(ex);
+  }
 
+  /** Streams the answer to `ex.question` into its thread. */
+  private async answer(ex: Explanation): Promise<void> {
+    const thread = ex.thread;
     let timer: NodeJS.Timeout | undefined;
     const flush = () => {
       timer = undefined;
@@ -98,8 +139,8 @@ export class ExplainController implements vscode.Disposable {
     };
     try {
       ex.stats = await this.engine.ask({
-        threadId: explainThreadId(key),
-        question,
+        threadId: explainThreadId(ex.runId),
+        question: ex.question,
         source: 'explain',
         signal: ex.controller.signal,
         onWait: () => this.show(ex, `_${WAITING_PROGRESS.label}_`),
@@ -126,7 +167,21 @@ export class ExplainController implements vscode.Disposable {
         ex.error = failureCard(e);
         this.show(ex, ex.text, true);
       }
+    } finally {
+      ex.running = false;
     }
+  }
+
+  /**
+   * Shows the document with the thread's anchor line in the upper half of the editor (the
+   * thread opens under it), without taking the focus from where the user is.
+   */
+  private async reveal(doc: vscode.TextDocument, anchor: vscode.Range): Promise<void> {
+    const uri = doc.uri.toString();
+    const editor =
+      vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri) ??
+      (await vscode.window.showTextDocument(doc, { preserveFocus: true, preview: false }));
+    if (needsScroll(anchorLine(anchor), editor.visibleRanges[0])) editor.revealRange(anchor, vscode.TextEditorRevealType.AtTop);
   }
 
   /** Opens an explanation as a new chat thread (question and answer), ready for a follow-up. */
@@ -137,7 +192,7 @@ export class ExplainController implements vscode.Disposable {
       { id: messageId(), role: 'user', text: ex.question },
       { id: messageId(), role: 'assistant', text: ex.text, ...(ex.stats ? { stats: answerStats(ex.stats) } : { cancelled: true }) },
     ];
-    await this.chat.newThread(seed, ex.title, ex.stats ? explainThreadId(ex.key) : undefined);
+    await this.chat.newThread(seed, ex.title, ex.stats ? explainThreadId(ex.runId) : undefined);
   }
 
   /** Stops a streaming explanation. */

@@ -52,7 +52,9 @@ test('a budget below the window is raised (B includes the window)', () => {
 });
 
 test('package.json declares exactly these settings, with the same defaults and a description each', () => {
-  const props = manifest.contributes.configuration.properties as Record<string, { default: unknown; markdownDescription?: string; description?: string; enum?: unknown[] }>;
+  // contributes.configuration is a list of categories (Model, Answers, Repository, Advanced)
+  const categories = manifest.contributes.configuration as { properties: Record<string, { default: unknown; markdownDescription?: string; description?: string; enum?: unknown[] }> }[];
+  const props = Object.assign({}, ...categories.map((c) => c.properties)) as (typeof categories)[number]['properties'];
   assert.deepEqual(Object.keys(props).sort(), SETTING_KEYS.map((k) => `reposnap.${k}`).sort());
   for (const k of SETTING_KEYS) {
     const p = props[`reposnap.${k}`]!;
