@@ -5,9 +5,24 @@ import { findSecret, secretDetail } from './secrets';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTruncation } from './walk';
+import { TagsCache } from './map/cache';
+import { DEFAULT_RANKED_SHARES, packRanked, type MappedFile, type PackSection, type RankedShares } from './ranked';
 
 export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
 export type { TextEncodingName } from './filter';
+export type { MappedFile, PackSection, RankedShares } from './ranked';
+
+/**
+ * How files are chosen when the repository does not fit the budget:
+ *
+ * - `'smallest-first'` (default): smallest files first (see `packRepository`); the prompt is the
+ *   files' sections.
+ * - `'ranked'` (issue 15): a file tree of the whole repository, files in full by PageRank over
+ *   the definition → reference graph (favouring `recentFiles`), and a repository map (the
+ *   definitions, with line numbers and signatures, of the parsed files not in full); see
+ *   `packRanked`. Question-independent, so the prompt stays a cacheable prefix.
+ */
+export type Packing = 'smallest-first' | 'ranked';
 
 /**
  * The order of the sections in the packed prompt (`PackResult.files`):
@@ -97,6 +112,20 @@ export interface PackOptions {
   fs?: ContextFs;
   /** File reads kept in flight ahead of tokenization, an integer ≥ 1. Default 16. */
   readAhead?: number;
+  /** How files are chosen; see `Packing`. Default `'smallest-first'`. */
+  packing?: Packing;
+  /**
+   * `'ranked'` only: paths (relative to the root, `/`-separated) of files the user has open or
+   * edited recently; PageRank is personalized towards them. Default none (uniform).
+   */
+  recentFiles?: readonly string[];
+  /** `'ranked'` only: budget shares of the tree and of the files in full; see `RankedShares`. */
+  rankedShares?: RankedShares;
+  /**
+   * `'ranked'` only: the parse cache (by content hash). Pass the same cache to every pack of a
+   * window or process so that only edited files are parsed again. Default: a new cache per call.
+   */
+  tagsCache?: TagsCache;
 }
 
 /** One file included in the packed prompt. */
@@ -134,13 +163,23 @@ export interface PackNotice {
 export interface PackResult {
   /** The absolute, resolved repository root. */
   root: string;
-  /** Included files, in prompt order (see `PackOrder`); concatenating their `text` gives the prompt. */
+  /** Included files, in prompt order (see `PackOrder`). */
   files: PackedFile[];
+  /**
+   * Every section of the prompt, in prompt order; concatenating their `text` gives the prompt.
+   * `'smallest-first'`: the files' sections (as `files`). `'ranked'`: the file tree (when any of
+   * it fits), the files in full (as `files`), then the repository map (when any of it fits).
+   */
+  sections: PackSection[];
+  /** `'ranked'` only: files whose definitions are in the repository map, by rank; else empty. */
+  mapped: MappedFile[];
+  /** How files were chosen. */
+  packing: Packing;
   /** Files (and directories) looked at but not included, with reasons, in code-unit order of `path`. */
   skipped: SkippedFile[];
   /** Entries left out by `.gitignore`, excludes or includes (never read), in code-unit order of `path`. */
   ignored: IgnoredEntry[];
-  /** Sum of `files[i].tokens`, in tokens; always ≤ `tokenBudget`. */
+  /** Sum of `sections[i].tokens`, in tokens; always ≤ `tokenBudget`. */
   totalTokens: number;
   /** Sum of `files[i].bytes`, in bytes. */
   totalBytes: number;
@@ -221,6 +260,12 @@ export async function packRepository(root: string, options: PackOptions): Promis
   if (typeof countTokens !== 'function') throw new TypeError('countTokens must be a function');
   const skipSecrets = options.skipSecrets ?? true;
   const maxWalkEntries = options.maxWalkEntries ?? DEFAULT_MAX_WALK_ENTRIES;
+  const packing = options.packing ?? 'smallest-first';
+  if (packing !== 'smallest-first' && packing !== 'ranked') throw new RangeError(`packing must be 'smallest-first' or 'ranked', got ${String(packing)}`);
+  const shares = { ...DEFAULT_RANKED_SHARES, ...options.rankedShares };
+  if (!(shares.tree >= 0 && shares.tree <= 1 && shares.full >= 0 && shares.full <= 1)) {
+    throw new RangeError(`rankedShares.tree and rankedShares.full must be in [0, 1], got ${String(shares.tree)} and ${String(shares.full)}`);
+  }
   throwIfAborted(signal);
 
   const walked = await walkRepository(root, {
@@ -238,6 +283,46 @@ export async function packRepository(root: string, options: PackOptions): Promis
   if (walked.truncated !== undefined) notices.push(walkLimitNotice(walked.truncated));
   const candidates = [...walked.files].sort(compareKeepRank);
   const total = candidates.length;
+  if (packing === 'ranked') {
+    const ranked = await packRanked({
+      candidates,
+      tokenBudget,
+      countTokens,
+      maxFileBytes,
+      skipGenerated: options.skipGenerated ?? true,
+      skipSecrets,
+      readAhead,
+      recentFiles: options.recentFiles ?? [],
+      shares,
+      tagsCache: options.tagsCache ?? new TagsCache(),
+      ...(signal !== undefined ? { signal } : {}),
+      ...(options.fs !== undefined ? { fs: options.fs } : {}),
+      ...(onProgress !== undefined ? { onProgress } : {}),
+    });
+    const files: PackedFile[] = ranked.full.map((f) => ({ path: f.path, bytes: f.bytes, tokens: f.tokens, text: f.text, mtimeMs: f.mtimeMs, encoding: f.verdict.encoding, notes: f.verdict.notes }));
+    files.sort(order === 'mtime' ? compareMtime : (a, b) => compareCodeUnits(a.path, b.path));
+    const sections: PackSection[] = [
+      ...(ranked.tree.text !== '' ? [{ kind: 'tree' as const, text: ranked.tree.text, tokens: ranked.tree.tokens }] : []),
+      ...files.map((f) => ({ kind: 'file' as const, path: f.path, text: f.text, tokens: f.tokens })),
+      ...(ranked.map.text !== '' ? [{ kind: 'map' as const, text: ranked.map.text, tokens: ranked.map.tokens }] : []),
+    ];
+    const skipped = [...walked.skipped, ...ranked.skipped].sort((a, b) => compareCodeUnits(a.path, b.path));
+    return {
+      root: walked.root,
+      files,
+      sections,
+      mapped: ranked.mapped,
+      packing,
+      skipped,
+      ignored: walked.ignored,
+      totalTokens: sections.reduce((n, s) => n + s.tokens, 0),
+      totalBytes: files.reduce((n, f) => n + f.bytes, 0),
+      ignoredCount: walked.ignoredCount,
+      order,
+      tokenBudget,
+      notices,
+    };
+  }
 
   const kept: PackedFile[] = [];
   const skipped: SkippedFile[] = [...walked.skipped];
@@ -332,6 +417,9 @@ export async function packRepository(root: string, options: PackOptions): Promis
   return {
     root: walked.root,
     files: kept,
+    sections: kept.map((f) => ({ kind: 'file', path: f.path, text: f.text, tokens: f.tokens })),
+    mapped: [],
+    packing,
     skipped,
     ignored: walked.ignored,
     totalTokens,

@@ -77,16 +77,17 @@ function tags(definitions: string[], references: Array<[string, number]>): FileT
   return { grammar: 'typescript', definitions: definitions.map((name, i) => ({ kind: 'function', name, line: i + 1, endLine: i + 1, signature: name })), references };
 }
 
-test("edges are weighted as aider's repository map: √refs, ×10 for long compound names, ×0.1 for _private, ×50 from recent files, 0.1 self-edges for unreferenced names", () => {
+test("edges are weighted as aider's repository map: √refs, ×10 for long compound names, ×0.1 for _private, ×50 from recent files; no self-edges", () => {
   const files = [
     { path: 'a.ts', tags: tags(['loadConfig', 'x'], [['parseArgs', 4]]) },
     { path: 'b.ts', tags: tags(['parseArgs', '_hidden'], [['loadConfig', 1], ['_hidden', 9], ['x', 1]]) },
     { path: 'README.md' },
+    { path: 'c.ts', tags: tags(['_hidden'], []) },
   ];
   const edges = buildReferenceGraph(files, { recent: new Set(['b.ts']) });
   assert.deepEqual(edges, [
-    // '_hidden' (b → b): ×0.1 for the underscore, ×50 as b is recent, √9 = 3
-    { from: 1, to: 1, weight: 0.1 * 50 * 3 },
+    // '_hidden' (b → c; b's own definition gets no self-edge): ×0.1 for the underscore, ×50 as b is recent, √9 = 3
+    { from: 1, to: 3, weight: 0.1 * 50 * 3 },
     // 'loadConfig' (b → a): camelCase of 10 characters ×10, recent ×50, √1
     { from: 1, to: 0, weight: 10 * 50 },
     // 'parseArgs' (a → b): camelCase of 9 characters ×10, √4 = 2
@@ -94,10 +95,14 @@ test("edges are weighted as aider's repository map: √refs, ×10 for long compo
     // 'x' (b → a): short name, recent ×50
     { from: 1, to: 0, weight: 50 },
   ]);
-  // no recent files: the same edges without the ×50, and a name nobody references gets a 0.1 self-edge
-  const plain = buildReferenceGraph([{ path: 'c.ts', tags: tags(['lonely'], []) }, ...files]);
-  assert.deepEqual(plain[plain.length - 1], { from: 2, to: 1, weight: 1 });
-  assert.deepEqual(plain.find((e) => e.from === 0), { from: 0, to: 0, weight: 0.1 });
+  // no recent files: the same edges without the ×50; a name nobody references adds nothing
+  const plain = buildReferenceGraph([{ path: 'd.ts', tags: tags(['lonely'], []) }, ...files]);
+  assert.deepEqual(plain, [
+    { from: 2, to: 4, weight: 0.1 * 3 },
+    { from: 2, to: 1, weight: 10 },
+    { from: 1, to: 2, weight: 20 },
+    { from: 2, to: 1, weight: 1 },
+  ]);
 });
 
 test('recent files pull the rank towards what they reference', () => {

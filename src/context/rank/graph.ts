@@ -22,10 +22,13 @@ export interface ReferenceGraphOptions {
  * `mul · √(references in the referencing file)`, where `mul` starts at 1 and is ×10 for a
  * snake_case, kebab-case or camelCase name of ≥ 8 characters, ×0.1 for a name starting with
  * `_`, ×0.1 for a name defined in more than 5 files, and ×50 when the referencing file is
- * recent. A name defined but referenced nowhere adds a self-edge of weight 0.1 to each file
- * defining it. Unlike aider, no name gets ×10 for being mentioned in the question: the ranking
- * decides the question-independent prefix. A file referencing its own definition gets a
- * self-edge, as in aider. Returns edges over the indices of `files`, in a deterministic order.
+ * recent. Unlike aider, no name gets ×10 for being mentioned in the question (the ranking
+ * decides the question-independent prefix), and there are no self-edges: aider adds a 0.1
+ * self-edge for a name nobody references and keeps a file's references to its own names, which
+ * suits its ranking of definitions, but in a ranking of files a self-loop makes a file a rank
+ * sink (a leaf file whose only out-edge is its self-loop kept the most rank of a six-file
+ * fixture, above the file every other file uses). Returns edges over the indices of `files`, in
+ * a deterministic order (names in code-unit order, then referencing file, then defining file).
  */
 export function buildReferenceGraph(files: readonly GraphFile[], options: ReferenceGraphOptions = {}): WeightedEdge[] {
   const definers = new Map<string, number[]>();
@@ -40,17 +43,14 @@ export function buildReferenceGraph(files: readonly GraphFile[], options: Refere
   for (const name of [...definers.keys()].sort()) {
     const defining = definers.get(name)!;
     const referencing = referencers.get(name);
-    if (referencing === undefined) {
-      for (const d of defining) edges.push({ from: d, to: d, weight: 0.1 });
-      continue;
-    }
+    if (referencing === undefined) continue;
     let mul = 1;
     if (isCompoundIdentifier(name) && name.length >= 8) mul *= 10;
     if (name.startsWith('_')) mul *= 0.1;
     if (defining.length > 5) mul *= 0.1;
     for (const [r, count] of referencing) {
       const weight = (options.recent?.has(files[r]!.path) ? mul * 50 : mul) * Math.sqrt(count);
-      for (const d of defining) edges.push({ from: r, to: d, weight });
+      for (const d of defining) if (d !== r) edges.push({ from: r, to: d, weight });
     }
   }
   return edges;

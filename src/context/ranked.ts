@@ -1,0 +1,287 @@
+import { raceAbort, throwIfAborted } from './errors';
+import { readTextFile, type FileVerdict } from './filter';
+import { createYielder, type ContextFs } from './fsapi';
+import { fitSection } from './budget';
+import { TagsCache } from './map/cache';
+import { grammarForPath } from './map/languages';
+import { formatMapBlock, formatRepositoryMap } from './map/repomap';
+import type { FileTags } from './map/tags';
+import { fileTreeLines, formatFileTree } from './map/tree';
+import { rankFiles } from './rank/rank';
+import { findSecret, secretDetail } from './secrets';
+import { formatFileSection } from './section';
+import { compareCodeUnits, type SkippedFile } from './types';
+import type { WalkedFile } from './walk';
+
+/** Shares of the token budget for the ranked packing (`PackOptions.rankedShares`). */
+export interface RankedShares {
+  /** Most of the budget the file tree may take, in [0, 1]. Default 0.1. */
+  tree?: number;
+  /** Most of the budget the tree and the files in full may take together, in [0, 1]. Default 0.6. */
+  full?: number;
+}
+
+/** Default `RankedShares`. */
+export const DEFAULT_RANKED_SHARES: Required<RankedShares> = { tree: 0.1, full: 0.6 };
+
+/** A section of the packed prompt, in prompt order (`PackResult.sections`). */
+export interface PackSection {
+  /** `'tree'`: the file tree; `'file'`: one file in full; `'map'`: the repository map. */
+  kind: 'tree' | 'file' | 'map';
+  /** For `'file'`: the file's path. */
+  path?: string;
+  /** The section's text, ending with a newline. */
+  text: string;
+  /** `countTokens(text)`. */
+  tokens: number;
+}
+
+/** A file whose definitions are in the repository map (not in full). */
+export interface MappedFile {
+  path: string;
+  /** Definitions listed. */
+  definitions: number;
+  /** PageRank of the file (see `rankFiles`). */
+  rank: number;
+}
+
+/** A file kept in full by the ranked packing. */
+export interface RankedFile {
+  path: string;
+  bytes: number;
+  tokens: number;
+  text: string;
+  mtimeMs: number;
+  verdict: Extract<FileVerdict, { kind: 'text' }>;
+  rank: number;
+}
+
+/** What `packRanked` needs from `packRepository`. */
+export interface RankedInput {
+  candidates: readonly WalkedFile[];
+  tokenBudget: number;
+  countTokens: (text: string) => number | Promise<number>;
+  maxFileBytes: number;
+  skipGenerated: boolean;
+  skipSecrets: boolean;
+  readAhead: number;
+  recentFiles: readonly string[];
+  shares: Required<RankedShares>;
+  tagsCache: TagsCache;
+  signal?: AbortSignal;
+  fs?: ContextFs;
+  onProgress?: (p: { phase: 'read' | 'tokenize'; done: number; total?: number }) => void;
+}
+
+/** What `packRanked` produced (merged into `PackResult` by `packRepository`). */
+export interface RankedOutput {
+  full: RankedFile[];
+  tree: { text: string; tokens: number };
+  map: { text: string; tokens: number };
+  mapped: MappedFile[];
+  skipped: SkippedFile[];
+}
+
+/** Longest stretch of work between two turns of the event loop, in ms. */
+const YIELD_EVERY_MS = 10;
+
+/**
+ * The ranked packing (issue 15), question-independent so that its prompt is a cacheable prefix:
+ *
+ * 1. Read every candidate (`readTextFile`; skipped ones keep their reasons) and parse each file
+ *    with a grammar into tags (`TagsCache`: by content hash, so an unchanged file is not parsed
+ *    again).
+ * 2. Rank files by PageRank over the definition → reference graph (`rankFiles`), personalized
+ *    to `recentFiles`; ties: smaller first, then fewer directory levels, then path.
+ * 3. File tree (every candidate's path) within `shares.tree` of the budget (`fitSection`;
+ *    directories of higher-ranked files first when it does not fit).
+ * 4. Files in full by rank (secret-scanned, formatted, tokenized), while the tree and the files
+ *    stay within `shares.full` of the budget; a file that does not fit is skipped and the next
+ *    tried.
+ * 5. Repository map of the other parsed files (their definitions with line numbers and
+ *    signatures), by rank, within what is left of the budget; a map block holding a secret is
+ *    left out as `'secret'`.
+ * 6. Spill: budget the map did not use goes to more files in full (by rank), and the map is
+ *    fitted again without them.
+ *
+ * Every section's tokens are counted whole by `countTokens`; tree + files + map ≤ `tokenBudget`.
+ * Rejects like `packRepository` (abort, `countTokens` errors), and with the parser's error when a
+ * grammar cannot be loaded.
+ */
+export async function packRanked(input: RankedInput): Promise<RankedOutput> {
+  const { candidates, tokenBudget, countTokens, signal } = input;
+  const count = async (text: string): Promise<number> => {
+    const n = await raceAbort(Promise.resolve(countTokens(text)), signal);
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new TypeError(`countTokens must return a finite number >= 0, got ${String(n)}`);
+    return n;
+  };
+  const skipped: SkippedFile[] = [];
+  const texts: Array<{ file: WalkedFile; verdict: Extract<FileVerdict, { kind: 'text' }>; tags?: FileTags }> = [];
+  const maybeYield = createYielder(YIELD_EVERY_MS);
+
+  // 1. read and parse
+  const reads: Array<Promise<FileVerdict> | undefined> = new Array(candidates.length);
+  let nextRead = 0;
+  const startReads = (upTo: number): void => {
+    for (; nextRead < Math.min(candidates.length, upTo); nextRead++) {
+      const file = candidates[nextRead]!;
+      reads[nextRead] = readTextFile(file.absPath, {
+        maxFileBytes: input.maxFileBytes,
+        detectGenerated: input.skipGenerated,
+        expected: { bytes: file.bytes, mtimeMs: file.mtimeMs },
+        ...(input.fs !== undefined ? { fs: input.fs } : {}),
+      });
+    }
+  };
+  for (let i = 0; i < candidates.length; i++) {
+    await maybeYield();
+    throwIfAborted(signal);
+    startReads(i + input.readAhead);
+    const file = candidates[i]!;
+    const verdict = await raceAbort(reads[i]!, signal);
+    reads[i] = undefined;
+    if (verdict.kind === 'skip') skipped.push({ path: file.path, reason: verdict.reason, detail: verdict.detail });
+    else {
+      const grammar = grammarForPath(file.path);
+      const tags = grammar === undefined ? undefined : await raceAbort(input.tagsCache.tags(verdict.text, grammar), signal);
+      texts.push({ file, verdict, ...(tags !== undefined ? { tags } : {}) });
+    }
+    input.onProgress?.({ phase: 'read', done: i + 1, total: candidates.length });
+  }
+
+  // 2. rank
+  const ranks = rankFiles(texts.map((t) => ({ path: t.file.path, ...(t.tags !== undefined ? { tags: t.tags } : {}) })), input.recentFiles);
+  const order = texts.map((_, i) => i).sort((a, b) => ranks[b]! - ranks[a]! || compareKeep(texts[a]!.file, texts[b]!.file));
+  const rankOfPath = new Map(texts.map((t, i) => [t.file.path, ranks[i]!]));
+
+  // 3. file tree, directories of the best-ranked files first
+  const lines = fileTreeLines(candidates.map((c) => c.path));
+  const dirRank = new Map<string, number>();
+  for (const c of candidates) {
+    const dir = c.path.includes('/') ? c.path.slice(0, c.path.lastIndexOf('/')) : '.';
+    dirRank.set(dir, Math.max(dirRank.get(dir) ?? 0, rankOfPath.get(c.path) ?? 0));
+  }
+  const filesIn = new Map<string, number>();
+  for (const c of candidates) {
+    const dir = c.path.includes('/') ? c.path.slice(0, c.path.lastIndexOf('/')) : '.';
+    filesIn.set(dir, (filesIn.get(dir) ?? 0) + 1);
+  }
+  const linePriority = lines.map((_, i) => i).sort((a, b) => dirRank.get(lines[b]!.dir)! - dirRank.get(lines[a]!.dir)! || a - b);
+  const tree = await fitSection(
+    linePriority.map((i) => lines[i]!.line),
+    (chosen) => {
+      const shown = chosen.map((c) => linePriority[c]!).sort((a, b) => a - b);
+      const shownFiles = shown.reduce((n, i) => n + filesIn.get(lines[i]!.dir)!, 0);
+      return formatFileTree(shown.map((i) => lines[i]!.line), candidates.length - shownFiles, lines.length - shown.length);
+    },
+    Math.floor(tokenBudget * input.shares.tree),
+    count,
+  );
+
+  // 4. files in full, by rank, within the full share
+  const full: RankedFile[] = [];
+  const sectionTokens = new Map<number, number>();
+  const secretOf = new Map<number, string>();
+  let used = tree.tokens;
+  let tokenized = 0;
+  const tryFull = async (i: number, room: number): Promise<boolean> => {
+    const { file, verdict } = texts[i]!;
+    if (secretOf.has(i)) return false;
+    if (input.skipSecrets && !sectionTokens.has(i)) {
+      const secret = await raceAbort(findSecret(verdict.text, file.path), signal);
+      if (secret !== undefined) {
+        secretOf.set(i, secretDetail(secret));
+        return false;
+      }
+    }
+    const text = formatFileSection(file.path, verdict.text);
+    let tokens = sectionTokens.get(i);
+    if (tokens === undefined) {
+      tokens = await count(text);
+      sectionTokens.set(i, tokens);
+      input.onProgress?.({ phase: 'tokenize', done: ++tokenized });
+    }
+    if (tokens > room) return false;
+    full.push({ path: file.path, bytes: verdict.bytes, tokens, text, mtimeMs: verdict.mtimeMs, verdict, rank: ranks[i]! });
+    return true;
+  };
+  const inFull = new Set<number>();
+  const fullBudget = Math.floor(tokenBudget * input.shares.full);
+  for (const i of order) {
+    await maybeYield();
+    throwIfAborted(signal);
+    if (fullBudget - used <= 0) break;
+    if (await tryFull(i, fullBudget - used)) {
+      inFull.add(i);
+      used += full[full.length - 1]!.tokens;
+    }
+  }
+
+  // 5. the map of the other parsed files
+  const blockOf = new Map<number, string>();
+  for (const i of order) {
+    const t = texts[i]!;
+    if (inFull.has(i) || secretOf.has(i) || t.tags === undefined || t.tags.definitions.length === 0) continue;
+    const block = formatMapBlock(t.file.path, t.tags.definitions);
+    if (input.skipSecrets) {
+      const secret = await raceAbort(findSecret(block, t.file.path), signal);
+      if (secret !== undefined) {
+        secretOf.set(i, secretDetail(secret));
+        continue;
+      }
+    }
+    blockOf.set(i, block);
+  }
+  const fitMap = (budget: number) => {
+    const candidatesForMap = order.filter((i) => blockOf.has(i) && !inFull.has(i));
+    return fitSection(
+      candidatesForMap.map((i) => blockOf.get(i)!),
+      (chosen) => formatRepositoryMap(chosen.map((c) => candidatesForMap[c]!).sort((a, b) => compareCodeUnits(texts[a]!.file.path, texts[b]!.file.path)).map((i) => blockOf.get(i)!)),
+      budget,
+      count,
+    ).then((fitted) => ({ ...fitted, files: fitted.chosen.map((c) => candidatesForMap[c]!) }));
+  };
+  let map = await fitMap(tokenBudget - used);
+
+  // 6. spill what the map left to more files in full, then fit the map again
+  let spare = tokenBudget - used - map.tokens;
+  if (spare > 0) {
+    const inMap = new Set(map.files);
+    let moved = false;
+    for (const i of order) {
+      if (inFull.has(i) || spare <= 0) continue;
+      await maybeYield();
+      throwIfAborted(signal);
+      const freed = inMap.has(i) ? await count(blockOf.get(i)!) : 0;
+      if (await tryFull(i, Math.min(spare + freed, tokenBudget - used))) {
+        inFull.add(i);
+        used += full[full.length - 1]!.tokens;
+        spare -= full[full.length - 1]!.tokens - freed;
+        moved = true;
+      }
+    }
+    if (moved) map = await fitMap(tokenBudget - used);
+  }
+  throwIfAborted(signal);
+
+  const mappedSet = new Set(map.files);
+  const mapped: MappedFile[] = map.files.map((i) => ({ path: texts[i]!.file.path, definitions: texts[i]!.tags!.definitions.length, rank: ranks[i]! }));
+  for (let i = 0; i < texts.length; i++) {
+    if (inFull.has(i)) continue;
+    const path = texts[i]!.file.path;
+    const secret = secretOf.get(i);
+    if (secret !== undefined) skipped.push({ path, reason: 'secret', detail: secret });
+    else if (mappedSet.has(i)) skipped.push({ path, reason: 'over-budget', detail: `in the repository map only (${texts[i]!.tags!.definitions.length} definitions; files in full are chosen by rank)` });
+    else {
+      const tokens = sectionTokens.get(i);
+      skipped.push({ path, reason: 'over-budget', ...(tokens !== undefined ? { tokens } : {}), detail: 'neither in full nor in the repository map (files are chosen by rank)' });
+    }
+  }
+  return { full, tree: { text: tree.text, tokens: tree.tokens }, map: { text: map.text, tokens: map.tokens }, mapped, skipped };
+}
+
+/** Keep rank of the smallest-first packing: smaller first, then fewer directory levels, then path. */
+function compareKeep(a: WalkedFile, b: WalkedFile): number {
+  return a.bytes - b.bytes || a.path.split('/').length - b.path.split('/').length || compareCodeUnits(a.path, b.path);
+}
+

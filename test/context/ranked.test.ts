@@ -1,0 +1,151 @@
+/**
+ * The ranked packing (issue 15): file tree, files in full by PageRank, repository map; exact
+ * budgets, a question-independent prefix, edit-stable sections, parses cached by content.
+ */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { TagsCache } from '../../src/context/map/cache';
+import { createTagsParser, type TagsParser } from '../../src/context/map/tags';
+import { fileTreeLines, formatFileTree } from '../../src/context/map/tree';
+import { formatMapBlock } from '../../src/context/map/repomap';
+import { packRepository, type PackOptions } from '../../src/context/pack';
+import { fakeSecrets } from './fake-secrets';
+import { makeRepo, quarterChars } from './fixtures';
+
+const parser = createTagsParser();
+
+/** A repository where `core.ts` is the largest file and every other file uses it. */
+function repo(): Record<string, string> {
+  const filler = (n: number) => Array.from({ length: n }, (_, i) => `// note ${i}: nothing to see here, just a long comment line`).join('\n');
+  return {
+    'src/core.ts': `export function computeTotals(items: number[]): number {\n  return items.reduce((a, b) => a + b, 0);\n}\n${filler(14)}\n`,
+    'src/app.ts': `import { computeTotals } from './core';\nexport function runApp(): number {\n  return computeTotals([1, 2]);\n}\n`,
+    'src/cli.ts': `import { computeTotals } from './core';\nexport function runCli(): number {\n  return computeTotals([3]);\n}\n`,
+    'src/web.ts': `import { computeTotals } from './core';\nexport const handler = (): number => computeTotals([4]);\n`,
+    'lib/extra.py': `def lonely_helper(x):\n    return x\n\n\nclass Unused:\n    pass\n${'# padding line for size\n'.repeat(30)}`,
+    'README.md': 'A tiny repository.\n',
+  };
+}
+
+function ranked(root: string, options: Partial<PackOptions> = {}) {
+  return packRepository(root, { tokenBudget: 500, countTokens: quarterChars, packing: 'ranked', tagsCache: new TagsCache({ parser }), ...options });
+}
+
+test('the file tree lists every directory once, files by name, root as ./, names with spaces quoted', () => {
+  const lines = fileTreeLines(['src/b.ts', 'README.md', 'src/a b.ts', 'src/sub/c.ts', 'a.json']);
+  assert.equal(
+    formatFileTree(lines.map((l) => l.line), 0, 0),
+    'Repository file tree (one directory per line: its files)\n```\n./: README.md a.json\nsrc/: "a b.ts" b.ts\nsrc/sub/: c.ts\n```\n',
+  );
+  assert.equal(formatFileTree([lines[0]!.line], 3, 2).split('\n').at(-3), '… 3 more files in 2 directories');
+});
+
+test('a map block lists each definition as line: signature', async () => {
+  const tags = await parser.parse('def a():\n    pass\n\nclass B:\n    def c(self):\n        pass\n', 'python');
+  assert.equal(formatMapBlock('pkg/m.py', tags.definitions), 'pkg/m.py:\n  1: def a():\n  4: class B:\n  5: def c(self):\n');
+});
+
+test('ranked packing keeps the most referenced file in full where smallest-first drops it, maps the rest, and respects every budget exactly', async (t) => {
+  const root = await makeRepo(t, repo());
+  const smallest = await packRepository(root, { tokenBudget: 500, countTokens: quarterChars });
+  assert.ok(!smallest.files.some((f) => f.path === 'src/core.ts'), 'smallest-first drops the largest file');
+
+  const r = await ranked(root);
+  assert.equal(r.packing, 'ranked');
+  assert.deepEqual(r.sections.map((s) => s.kind), ['tree', ...r.files.map(() => 'file'), 'map']);
+  assert.ok(r.files.some((f) => f.path === 'src/core.ts'), 'PageRank keeps the file everything references');
+  for (const s of r.sections) assert.equal(s.tokens, quarterChars(s.text), `${s.kind} tokens are counted on the whole section`);
+  assert.equal(r.totalTokens, r.sections.reduce((n, s) => n + s.tokens, 0));
+  assert.ok(r.totalTokens <= 500, `${r.totalTokens} <= 500`);
+  assert.ok(r.sections[0]!.tokens <= 50, 'the tree within 10 %');
+  // every parsed file not in full is in the map or said to be over budget
+  const inFull = new Set(r.files.map((f) => f.path));
+  const map = r.sections.at(-1)!.text;
+  for (const m of r.mapped) {
+    assert.ok(!inFull.has(m.path));
+    assert.ok(map.includes(`\n${m.path}:\n`), `${m.path} in the map`);
+  }
+  for (const s of r.skipped.filter((s) => r.mapped.some((m) => m.path === s.path))) assert.match(s.detail ?? '', /repository map only/);
+  assert.equal(r.sections[0]!.text, 'Repository file tree (one directory per line: its files)\n```\n./: README.md\nlib/: extra.py\nsrc/: app.ts cli.ts core.ts web.ts\n```\n');
+});
+
+test('the tree, full and map budgets hold exactly at every budget from 0 to 700 tokens', async (t) => {
+  const root = await makeRepo(t, repo());
+  const tagsCache = new TagsCache({ parser });
+  for (let budget = 0; budget <= 700; budget += 7) {
+    const r = await ranked(root, { tokenBudget: budget, tagsCache });
+    assert.ok(r.totalTokens <= budget, `budget ${budget}: ${r.totalTokens}`);
+    const tree = r.sections.find((s) => s.kind === 'tree');
+    assert.ok((tree?.tokens ?? 0) <= Math.floor(budget * 0.1), `budget ${budget}: tree ${tree?.tokens}`);
+    for (const s of r.sections) assert.equal(s.tokens, quarterChars(s.text));
+  }
+  // a budget the whole repository fits: everything in full, no map
+  const all = await ranked(root, { tokenBudget: 100_000, tagsCache });
+  assert.equal(all.files.length, 6);
+  assert.deepEqual(all.mapped, []);
+  assert.ok(!all.sections.some((s) => s.kind === 'map'));
+});
+
+test('the prefix is the same bytes for two questions, and an edit of a mapped file changes only the map', async (t) => {
+  const root = await makeRepo(t, repo());
+  const tagsCache = new TagsCache({ parser });
+  const first = await ranked(root, { tagsCache });
+  const second = await ranked(root, { tagsCache });
+  const prefix = (r: typeof first) => r.sections.map((s) => s.text).join('');
+  assert.equal(prefix(second), prefix(first));
+  assert.ok(first.mapped.some((m) => m.path === 'lib/extra.py'));
+
+  await writeFile(path.join(root, 'lib/extra.py'), repo()['lib/extra.py']!.replace('def lonely_helper(x):', 'def lonely_helper(x, y):'));
+  const edited = await ranked(root, { tagsCache });
+  assert.deepEqual(edited.sections.slice(0, -1).map((s) => s.text), first.sections.slice(0, -1).map((s) => s.text));
+  assert.notEqual(edited.sections.at(-1)!.text, first.sections.at(-1)!.text);
+  assert.match(edited.sections.at(-1)!.text, /1: def lonely_helper\(x, y\):/);
+});
+
+test('parses are cached by content: a second pack parses nothing, an edit re-parses only the edited file', async (t) => {
+  const root = await makeRepo(t, repo());
+  const parsed: string[] = [];
+  const counting: TagsParser = { parse: (text, grammar) => (parsed.push(text.split('\n')[1] ?? ''), parser.parse(text, grammar)) };
+  const tagsCache = new TagsCache({ parser: counting });
+  await ranked(root, { tagsCache });
+  assert.equal(parsed.length, 5, 'five source files (README.md has no grammar)');
+  await ranked(root, { tagsCache });
+  assert.equal(parsed.length, 5);
+  await writeFile(path.join(root, 'src/cli.ts'), repo()['src/cli.ts']!.replace('runCli', 'runCommandLine'));
+  await ranked(root, { tagsCache });
+  assert.deepEqual(parsed.slice(5), ['export function runCommandLine(): number {']);
+  assert.equal(tagsCache.parsed, 6);
+});
+
+test('recent files pull what they reference into full text', async (t) => {
+  const files = {
+    'a/big1.ts': `export function alphaWorker(): number { return 1; }\n${'// a\n'.repeat(120)}`,
+    'b/big2.ts': `export function betaWorker(): number { return 2; }\n${'// b\n'.repeat(120)}`,
+    'c/use1.ts': 'import { alphaWorker } from "../a/big1";\nexport const useAlpha = () => alphaWorker();\n',
+    'd/use2.ts': 'import { betaWorker } from "../b/big2";\nexport const useBeta = () => betaWorker();\n',
+  };
+  const root = await makeRepo(t, files);
+  const budget = 260; // room for one of the two large files in full
+  const towardsAlpha = await ranked(root, { tokenBudget: budget, recentFiles: ['c/use1.ts'] });
+  const towardsBeta = await ranked(root, { tokenBudget: budget, recentFiles: ['d/use2.ts'] });
+  assert.ok(towardsAlpha.files.some((f) => f.path === 'a/big1.ts') && !towardsAlpha.files.some((f) => f.path === 'b/big2.ts'));
+  assert.ok(towardsBeta.files.some((f) => f.path === 'b/big2.ts') && !towardsBeta.files.some((f) => f.path === 'a/big1.ts'));
+});
+
+test('a secret on a definition line keeps the file out of the map, reported as a secret', async (t) => {
+  const forge = fakeSecrets().find((s) => s.path === 'src/forge.ts')!;
+  const root = await makeRepo(t, { ...repo(), 'src/forge.ts': forge.content + `${'// filler\n'.repeat(200)}` });
+  const r = await ranked(root);
+  const prompt = r.sections.map((s) => s.text).join('');
+  assert.ok(!prompt.includes(forge.secret));
+  assert.equal(r.skipped.find((s) => s.path === 'src/forge.ts')?.reason, 'secret');
+  assert.ok(!r.mapped.some((m) => m.path === 'src/forge.ts'));
+});
+
+test('bad ranked options are refused', async (t) => {
+  const root = await makeRepo(t, repo());
+  await assert.rejects(ranked(root, { rankedShares: { tree: 2 } }), /rankedShares/);
+  await assert.rejects(packRepository(root, { tokenBudget: 1, countTokens: quarterChars, packing: 'largest' as never }), /packing must be/);
+});
