@@ -146,12 +146,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       view.onDidDispose(() => {
         if (this.view === view) this.view = undefined;
       }),
+      // opening the view puts the cursor in the chat input
+      view.onDidChangeVisibility(() => {
+        if (view.visible) this.post({ type: 'focusInput' });
+      }),
     );
   }
 
   /** Shows the view (opening its container). */
   async reveal(): Promise<void> {
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+  }
+
+  /** Shows the view and puts the cursor in its input (`reposnap.focusChatInput`, its keybinding). */
+  async focusInput(): Promise<void> {
+    await this.reveal();
+    this.post({ type: 'focusInput' });
   }
 
   /**
@@ -314,6 +324,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     switch (msg.type) {
       case 'ready':
         this.postState();
+        this.post({ type: 'focusInput' });
         break;
       case 'ask':
         await this.ask(msg.text);

@@ -3,11 +3,14 @@
  * the services that implement them.
  */
 import * as vscode from 'vscode';
+import { CacheStore } from '../cache/store';
 import type { ChatViewProvider } from '../chat/view';
 import type { ExplainController } from '../explain/comments';
 import type { EngineService } from '../host/service';
 import type { QuestionRecords } from '../stats/records';
 import type { StatsPanel } from '../stats/panel';
+import { clearCachePrompt, formatBytes } from '../stats/clear-cache';
+import { showStatusMenu, STATUS_MENU_COMMAND } from '../stats/status-menu';
 
 /** The services commands act on. */
 export interface CommandTargets {
@@ -43,16 +46,12 @@ export function registerCommands(context: vscode.ExtensionContext, t: CommandTar
   reg('reposnap.newThread', () => t.chat.newThread());
   reg('reposnap.stop', () => t.chat.stop());
   reg('reposnap.explainSelection', () => t.explain.explainSelection());
-  reg('reposnap.explainRange', (uri: vscode.Uri, range: vscode.Range, symbol?: string) => t.explain.explain(uri, range, symbol));
+  reg('reposnap.explainRange', (uri: vscode.Uri, range: vscode.Range, symbol?: string, symbolPath?: string) => t.explain.explain(uri, range, symbol, symbolPath));
   reg('reposnap.explain.continueInChat', (arg: vscode.CommentThread | string) => t.explain.continueInChat(arg));
   reg('reposnap.explain.stop', (arg: vscode.CommentThread) => t.explain.stop(arg));
   reg('reposnap.explain.close', (arg: vscode.CommentThread) => t.explain.close(arg));
   reg('reposnap.showStats', () => t.stats.show());
-  reg('reposnap.clearCache', async () => {
-    const bytes = await t.engine.clearCache();
-    t.records.clear();
-    void vscode.window.showInformationMessage(`RepoSnap: cache cleared (${(bytes / 2 ** 20).toFixed(1)} MB freed; question stats reset).`);
-  });
+  reg('reposnap.clearCache', () => clearCache(t));
   reg('reposnap.restartEngine', () => t.engine.restart());
   reg('reposnap.enginePid', () => t.engine.enginePid);
   reg('reposnap.selectModel', async () => {
@@ -65,4 +64,28 @@ export function registerCommands(context: vscode.ExtensionContext, t: CommandTar
   });
   reg('reposnap.downloadModel', () => t.engine.downloadModel());
   reg('reposnap.showLog', () => t.engine.showLog());
+  reg(STATUS_MENU_COMMAND, () => showStatusMenu());
+  reg('reposnap.focusChatInput', () => t.chat.focusInput());
+}
+
+/**
+ * `RepoSnap: Clear Cache`: says what it deletes (cached KV states by kind, bytes, the folder; the
+ * recorded question stats) in a modal and deletes only once confirmed. Resolves with whether
+ * anything was cleared.
+ */
+async function clearCache(t: CommandTargets): Promise<boolean> {
+  const folder = t.engine.repository();
+  const dir = folder ? await t.engine.cacheDir(folder) : undefined;
+  const stats = dir ? CacheStore.open(dir, { create: false }).stats() : { dir: '', entries: [], totalBytes: 0 };
+  const prompt = clearCachePrompt(stats, t.records.all().length, folder?.name ?? 'this window');
+  if (!prompt) {
+    void vscode.window.showInformationMessage('RepoSnap: the cache is already empty.');
+    return false;
+  }
+  const answer = await vscode.window.showWarningMessage(prompt.message, { modal: true, detail: prompt.detail }, prompt.confirm);
+  if (answer !== prompt.confirm) return false;
+  const bytes = await t.engine.clearCache();
+  t.records.clear();
+  void vscode.window.showInformationMessage(`RepoSnap: cache cleared (${formatBytes(bytes)} freed; question stats reset).`);
+  return true;
 }

@@ -1,8 +1,10 @@
 /**
- * The status bar item: model and engine state (`RepoSnap: stories260K · packing 43 %`), opening
- * the cache stats on click; "RepoSnap: no model" (click: choose a model file) while none is chosen.
+ * The status bar item: a short icon and the engine's state (`$(sync~spin) RepoSnap: prefill 43 %`,
+ * `$(circle-slash) RepoSnap: no model`), the model and engine in its tooltip; a click opens the
+ * RepoSnap actions (src/stats/status-menu.ts).
  */
 import * as vscode from 'vscode';
+import { STATUS_MENU_COMMAND } from './status-menu';
 
 /** What the engine is doing, as the status bar shows it. */
 export type EngineStatus =
@@ -15,7 +17,7 @@ export type EngineStatus =
   | { state: 'ready' }
   | { state: 'error'; message: string };
 
-/** The status bar text after the model name. */
+/** The state as the status bar words it (`prefill 43 %`). */
 export function statusText(s: EngineStatus): string {
   switch (s.state) {
     case 'idle':
@@ -37,6 +39,20 @@ export function statusText(s: EngineStatus): string {
   }
 }
 
+/** States in which the engine is working (the icon spins). */
+const BUSY: ReadonlySet<EngineStatus['state']> = new Set(['resolving', 'loading', 'packing', 'prefill', 'answering']);
+
+/**
+ * The status bar item's text: an icon (product icon syntax) and the state, prefixed with
+ * "RepoSnap:" so that the item says whose state it is. `noModel` (no model chosen) shows unless
+ * a model is being resolved or failed.
+ */
+export function statusBarText(s: EngineStatus, noModel: boolean): string {
+  if (noModel && s.state !== 'resolving' && s.state !== 'error') return '$(circle-slash) RepoSnap: no model';
+  const icon = s.state === 'error' ? '$(error)' : BUSY.has(s.state) ? '$(sync~spin)' : '$(database)';
+  return `${icon} RepoSnap: ${statusText(s)}`;
+}
+
 /** The RepoSnap status bar item. */
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('reposnap.status', vscode.StatusBarAlignment.Right, 100);
@@ -47,7 +63,7 @@ export class StatusBar implements vscode.Disposable {
 
   constructor() {
     this.item.name = 'RepoSnap';
-    this.item.command = 'reposnap.showStats';
+    this.item.command = STATUS_MENU_COMMAND;
     this.render();
     this.item.show();
   }
@@ -80,27 +96,25 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private render(): void {
-    if (this.noModel && !['resolving', 'error'].includes(this.status.state)) {
-      this.item.text = '$(circle-slash) RepoSnap: no model';
-      this.item.command = 'reposnap.selectModel';
-      const tip = new vscode.MarkdownString(undefined, true);
-      tip.appendMarkdown('**RepoSnap** — no model chosen\n\nClick to choose a GGUF model file, or open the RepoSnap chat to download the default model.');
-      this.item.tooltip = tip;
-      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
-      return;
-    }
-    this.item.command = 'reposnap.showStats';
-    const busy = ['resolving', 'loading', 'packing', 'prefill', 'answering'].includes(this.status.state);
-    const icon = this.status.state === 'error' ? '$(error)' : busy ? '$(loading~spin)' : '$(database)';
-    this.item.text = `${icon} RepoSnap: ${this.model} · ${statusText(this.status)}`;
+    this.item.text = statusBarText(this.status, this.noModel);
+    const noModel = this.item.text.includes('no model');
     const tip = new vscode.MarkdownString(undefined, true);
-    tip.appendMarkdown(`**RepoSnap** — model \`${this.model}\`, ${statusText(this.status)}\n\n`);
-    if (this.status.state === 'prefill') tip.appendMarkdown(`${Math.round(this.status.tokensPerSecond)} tokens/s\n\n`);
-    if (this.status.state === 'error') tip.appendText(this.status.message + '\n\n');
-    if (this.engineInfo) tip.appendText(this.engineInfo + '\n\n');
-    tip.appendMarkdown('Click to show the cache stats.');
+    if (noModel) {
+      tip.appendMarkdown('**RepoSnap** — no model chosen\n\nChoose a GGUF model file, or open the RepoSnap chat to download the default model.\n\n');
+    } else {
+      tip.appendMarkdown(`**RepoSnap** — model \`${this.model}\`, ${statusText(this.status)}\n\n`);
+      if (this.status.state === 'prefill') tip.appendMarkdown(`${Math.round(this.status.tokensPerSecond)} tokens/s\n\n`);
+      if (this.status.state === 'error') tip.appendText(this.status.message + '\n\n');
+      if (this.engineInfo) tip.appendText(this.engineInfo + '\n\n');
+    }
+    tip.appendMarkdown('Click for RepoSnap actions: Open Chat, Select Model, Cache Stats, Restart Engine, Settings.');
     this.item.tooltip = tip;
-    this.item.backgroundColor = this.status.state === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.accessibilityInformation = { label: noModel ? 'RepoSnap: no model chosen' : `RepoSnap: ${statusText(this.status)}, model ${this.model}`, role: 'button' };
+    this.item.backgroundColor = noModel
+      ? new vscode.ThemeColor('statusBarItem.warningBackground')
+      : this.status.state === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : undefined;
   }
 
   /** Removes the status bar item. */

@@ -406,7 +406,8 @@ test('first run: with no model chosen the chat shows the welcome card and the st
     await ok.click();
   }
   await welcome.waitFor({ state: 'detached', timeout: 15_000 });
-  await page.locator('.part.statusbar .statusbar-item', { hasText: 'SmolLM2' }).waitFor({ timeout: 10_000 });
+  // the status item is a short icon and state (the model is in its tooltip): no longer "no model"
+  await page.locator('.part.statusbar .statusbar-item', { hasText: 'RepoSnap: idle' }).waitFor({ timeout: 10_000 });
   assert.equal(JSON.parse(fs.readFileSync(USER_SETTINGS, 'utf8'))['reposnap.model'], model);
   await shot('16-model-chosen');
 });
