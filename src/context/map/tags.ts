@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { Language, Parser, Query, type Node } from 'web-tree-sitter';
+// `import = require` so that esbuild bundles web-tree-sitter's CommonJS build (its ES module build
+// locates its wasm through `import.meta.url`, which a CommonJS bundle does not have)
+import TreeSitter = require('web-tree-sitter');
+import type { Language, Node, Query } from 'web-tree-sitter';
 import type { GrammarId } from './languages';
 import { TAGS_QUERIES } from './queries';
 
@@ -79,10 +82,10 @@ function loadGrammar(grammar: GrammarId): Promise<{ language: Language; query: Q
   let loaded = grammars.get(grammar);
   if (loaded === undefined) {
     const dirs = treeSitterWasmDir();
-    runtimeReady ??= Parser.init({ locateFile: (file: string) => path.join(dirs.runtime, file) });
+    runtimeReady ??= TreeSitter.Parser.init({ locateFile: (file: string) => path.join(dirs.runtime, file) });
     loaded = runtimeReady.then(async () => {
-      const language = await Language.load(path.join(dirs.grammars, `tree-sitter-${grammar}.wasm`));
-      return { language, query: new Query(language, TAGS_QUERIES[grammar]) };
+      const language = await TreeSitter.Language.load(path.join(dirs.grammars, `tree-sitter-${grammar}.wasm`));
+      return { language, query: new TreeSitter.Query(language, TAGS_QUERIES[grammar]) };
     });
     // a failed load is retried by the next call rather than remembered
     loaded.catch(() => grammars.delete(grammar));
@@ -100,7 +103,7 @@ export function createTagsParser(): TagsParser {
   return {
     async parse(text, grammar) {
       const { language, query } = await loadGrammar(grammar);
-      const parser = new Parser();
+      const parser = new TreeSitter.Parser();
       try {
         parser.setLanguage(language);
         const tree = parser.parse(text);
