@@ -154,25 +154,18 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   const order = texts.map((_, i) => i).sort((a, b) => ranks[b]! - ranks[a]! || compareKeep(texts[a]!.file, texts[b]!.file));
   const rankOfPath = new Map(texts.map((t, i) => [t.file.path, ranks[i]!]));
 
-  // 3. file tree, directories of the best-ranked files first
+  // 3. file tree, lines of the best-ranked files first
   const lines = fileTreeLines(candidates.map((c) => c.path));
-  const dirRank = new Map<string, number>();
-  for (const c of candidates) {
-    const dir = c.path.includes('/') ? c.path.slice(0, c.path.lastIndexOf('/')) : '.';
-    dirRank.set(dir, Math.max(dirRank.get(dir) ?? 0, rankOfPath.get(c.path) ?? 0));
-  }
-  const filesIn = new Map<string, number>();
-  for (const c of candidates) {
-    const dir = c.path.includes('/') ? c.path.slice(0, c.path.lastIndexOf('/')) : '.';
-    filesIn.set(dir, (filesIn.get(dir) ?? 0) + 1);
-  }
-  const linePriority = lines.map((_, i) => i).sort((a, b) => dirRank.get(lines[b]!.dir)! - dirRank.get(lines[a]!.dir)! || a - b);
+  const lineRank = lines.map((l) => Math.max(0, ...l.paths.map((p) => rankOfPath.get(p) ?? 0)));
+  const linePriority = lines.map((_, i) => i).sort((a, b) => lineRank[b]! - lineRank[a]! || a - b);
   const tree = await fitSection(
     linePriority.map((i) => lines[i]!.line),
     (chosen) => {
       const shown = chosen.map((c) => linePriority[c]!).sort((a, b) => a - b);
-      const shownFiles = shown.reduce((n, i) => n + filesIn.get(lines[i]!.dir)!, 0);
-      return formatFileTree(shown.map((i) => lines[i]!.line), candidates.length - shownFiles, lines.length - shown.length);
+      const shownSet = new Set(shown);
+      const omitted = lines.filter((_, i) => !shownSet.has(i));
+      const omittedFiles = omitted.reduce((n, l) => n + l.paths.length, 0);
+      return formatFileTree(shown.map((i) => lines[i]!.line), omittedFiles, new Set(omitted.map((l) => l.dir)).size);
     },
     Math.floor(tokenBudget * input.shares.tree),
     count,

@@ -95,8 +95,8 @@ export interface AskRequest {
   session?: Omit<SessionOptions, 'contextSize' | 'snapWindow'>;
   /** Per-file size cap [bytes]. */
   maxFileBytes?: number;
-  /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order. */
-  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order'>;
+  /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */
+  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'recentFiles' | 'rankedShares' | 'tagsCache'>;
   /** The workspace's cache; without it every question starts cold. */
   store?: CacheStore;
   /** Thread the question belongs to (its earlier turns are in the store). */
@@ -395,7 +395,7 @@ async function prepareAndAnswer(
     },
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
   });
-  const prefix = concatTokens([layout.head, ...pack.files.map((f) => sectionTokens.get(f.text) ?? model.tokenize(f.text))]);
+  const prefix = concatTokens([layout.head, ...pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text))]);
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + suffix.length });
 

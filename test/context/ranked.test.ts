@@ -33,13 +33,16 @@ function ranked(root: string, options: Partial<PackOptions> = {}) {
   return packRepository(root, { tokenBudget: 500, countTokens: quarterChars, packing: 'ranked', tagsCache: new TagsCache({ parser }), ...options });
 }
 
-test('the file tree lists every directory once, files by name, root as ./, names with spaces quoted', () => {
+test('the file tree lists files by directory, root as ./, names with spaces quoted; a large directory takes several lines', () => {
   const lines = fileTreeLines(['src/b.ts', 'README.md', 'src/a b.ts', 'src/sub/c.ts', 'a.json']);
   assert.equal(
     formatFileTree(lines.map((l) => l.line), 0, 0),
     'Repository file tree (one directory per line: its files)\n```\n./: README.md a.json\nsrc/: "a b.ts" b.ts\nsrc/sub/: c.ts\n```\n',
   );
   assert.equal(formatFileTree([lines[0]!.line], 3, 2).split('\n').at(-3), '… 3 more files in 2 directories');
+  const many = fileTreeLines(Array.from({ length: 20 }, (_, i) => `d/f${String(i).padStart(2, '0')}.c`));
+  assert.deepEqual(many.map((l) => l.paths.length), [16, 4]);
+  assert.equal(many[1]!.line, 'd/: f16.c f17.c f18.c f19.c\n');
 });
 
 test('a map block lists each definition as line: signature', async () => {

@@ -5,25 +5,35 @@ import { compareCodeUnits } from '../types';
 /** The header line of the file tree section. */
 export const FILE_TREE_TITLE = 'Repository file tree (one directory per line: its files)';
 
+/** Most file names on one line of the file tree; a larger directory takes several lines. */
+export const TREE_NAMES_PER_LINE = 16;
+
 /**
- * The file tree's lines, one per directory that holds files, in code-unit order of the
- * directory: `dir/sub/: a.ts b.ts` (`./:` for the root; names escaped as in section headers,
- * and quoted with JSON string syntax when they hold a space or a `"`). `paths` are
- * `/`-separated and relative to the root; the result is the same for any order of `paths`.
- * Returns `{ dir, line }` pairs (`line` ends with a newline). Pure.
+ * The file tree's lines: per directory that holds files, in code-unit order of the directory,
+ * its file names in code-unit order, `TREE_NAMES_PER_LINE` to a line: `dir/sub/: a.ts b.ts`
+ * (`./:` for the root; names escaped as in section headers, and quoted with JSON string syntax
+ * when they hold white space or a `"`). `paths` are `/`-separated and relative to the root;
+ * the result is the same for any order of `paths`. Returns each line (ending with a newline)
+ * with its directory and the paths it lists, so that a budget can keep some lines. Pure.
  */
-export function fileTreeLines(paths: readonly string[]): Array<{ dir: string; line: string }> {
+export function fileTreeLines(paths: readonly string[]): Array<{ dir: string; paths: string[]; line: string }> {
   const byDir = new Map<string, string[]>();
   for (const p of paths) {
     const dir = path.posix.dirname(p);
     const list = byDir.get(dir) ?? [];
-    list.push(path.posix.basename(p));
+    list.push(p);
     byDir.set(dir, list);
   }
-  return [...byDir.keys()].sort(compareCodeUnits).map((dir) => {
-    const names = byDir.get(dir)!.sort(compareCodeUnits).map(treeName);
-    return { dir, line: `${dir === '.' ? '.' : escapePathForHeader(dir)}/: ${names.join(' ')}\n` };
-  });
+  const lines: Array<{ dir: string; paths: string[]; line: string }> = [];
+  for (const dir of [...byDir.keys()].sort(compareCodeUnits)) {
+    const all = byDir.get(dir)!.sort(compareCodeUnits);
+    for (let i = 0; i < all.length; i += TREE_NAMES_PER_LINE) {
+      const some = all.slice(i, i + TREE_NAMES_PER_LINE);
+      const names = some.map((p) => treeName(path.posix.basename(p)));
+      lines.push({ dir, paths: some, line: `${dir === '.' ? '.' : escapePathForHeader(dir)}/: ${names.join(' ')}\n` });
+    }
+  }
+  return lines;
 }
 
 /**

@@ -1,0 +1,61 @@
+/**
+ * The ranked packing through the question pipeline (issue 15), on the tiny model: the prompt is
+ * the ranked sections (tree, files, map), and a second, different question finds the whole
+ * question-independent prefix in the cache.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { CacheStore } from '../../src/cache/store';
+import { loadModel, type EngineModel } from '../../src/engine/model';
+import { TagsCache } from '../../src/context/map/cache';
+import type { PackResult } from '../../src/context/pack';
+import { askRepository, DEFAULT_SNAP, type AskStats } from '../../src/pipeline/ask';
+import { checkTinyModel } from '../helpers/models';
+
+let model: EngineModel;
+let tmp: string;
+let repo: string;
+
+before(async () => {
+  model = await loadModel(checkTinyModel());
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-ranked-ask-'));
+  repo = path.join(tmp, 'repo');
+  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'src', 'core.ts'), `export function coreTotal(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n${'// core notes\n'.repeat(60)}`);
+  for (let i = 0; i < 40; i++) {
+    fs.writeFileSync(path.join(repo, 'src', `use${i}.ts`), `import { coreTotal } from './core';\nexport function use${i}(): number {\n  return coreTotal([${i}, ${i + 1}]);\n}\n`);
+  }
+});
+after(() => {
+  model.dispose();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('two different questions pack the same ranked prefix, and the second restores all of it from the cache', async () => {
+  const store = CacheStore.open(path.join(tmp, 'cache'), { onWarning: (m) => assert.fail(`unexpected cache warning: ${m}`) });
+  const tagsCache = new TagsCache();
+  const packs: PackResult[] = [];
+  const ask = (question: string): Promise<AskStats> =>
+    askRepository(
+      { repo, model, store, question, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing: 'ranked', tagsCache } },
+      (e) => {
+        if (e.kind === 'packed') packs.push(e.pack);
+      },
+    );
+  const first = await ask('What does coreTotal return?');
+  const second = await ask('Which files call use7, and why would anyone do that?');
+  assert.equal(packs.length, 2);
+  assert.equal(packs[0]!.packing, 'ranked');
+  assert.deepEqual(packs[0]!.sections.map((s) => s.kind).filter((k, i, a) => a.indexOf(k) === i), ['tree', 'file', 'map']);
+  assert.ok(packs[0]!.files.some((f) => f.path === 'src/core.ts'), 'the file every other file uses is in full');
+  assert.ok(packs[0]!.mapped.length > 0, 'the repository does not fit: some files are in the map only');
+  assert.equal(packs[1]!.sections.map((s) => s.text).join(''), packs[0]!.sections.map((s) => s.text).join(''));
+  assert.equal(second.prefixTokens, first.prefixTokens);
+  assert.equal(first.cache, 'miss');
+  assert.equal(second.cache, 'hit');
+  // a hit restores the prefix but the last window of the prompt, which is prefilled again for SnapKV
+  assert.ok(second.reusedTokens >= first.prefixTokens - DEFAULT_SNAP.window, `${second.reusedTokens} of ${first.prefixTokens}`);
+});
