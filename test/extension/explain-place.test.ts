@@ -181,3 +181,20 @@ test('package.json: the context menu item reads "RepoSnap: Explain Selection", t
   assert.equal(c.configurationDefaults['comments.openView'], 'never');
   assert.ok(manifest.activationEvents.includes('onStartupFinished'));
 });
+
+test('"Continue in chat" forks the chat thread from the latest run\'s engine thread; Close removes the one thread', async () => {
+  fake.openEditor(FILE, TEXT);
+  const engine = scriptedEngine();
+  const forks: (string | undefined)[] = [];
+  const chat = { newThread: async (_seed: unknown, _title: string, forkedFrom?: string) => void forks.push(forkedFrom) };
+  const c = new ExplainController(engine as unknown as EngineService, chat as unknown as ChatViewProvider);
+  await c.explain(fileUri(), CLASS, 'Rectangle', 'Rectangle');
+  await c.explain(fileUri(), CLASS, 'Rectangle', 'Rectangle');
+  await c.continueInChat(fake.threads[0] as never);
+  assert.deepEqual(forks, [engine.asked[1]!.threadId], 'the second run, whose answer the thread shows');
+  c.close(fake.threads[0] as never);
+  assert.equal(fake.threads[0]!.disposed, true);
+  // explained again after closing: a new thread
+  await c.explain(fileUri(), CLASS, 'Rectangle', 'Rectangle');
+  assert.equal(fake.threads.length, 2);
+});
