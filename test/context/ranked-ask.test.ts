@@ -38,9 +38,9 @@ test('two different questions pack the same ranked prefix, and the second restor
   const store = CacheStore.open(path.join(tmp, 'cache'), { onWarning: (m) => assert.fail(`unexpected cache warning: ${m}`) });
   const tagsCache = new TagsCache();
   const packs: PackResult[] = [];
-  const ask = (question: string): Promise<AskStats> =>
+  const ask = (question: string, packing: 'ranked' | 'smallest-first' = 'ranked'): Promise<AskStats> =>
     askRepository(
-      { repo, model, store, question, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing: 'ranked', tagsCache } },
+      { repo, model, store, question, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing, tagsCache } },
       (e) => {
         if (e.kind === 'packed') packs.push(e.pack);
       },
@@ -58,4 +58,10 @@ test('two different questions pack the same ranked prefix, and the second restor
   assert.equal(second.cache, 'hit');
   // a hit restores the prefix but the last window of the prompt, which is prefilled again for SnapKV
   assert.ok(second.reusedTokens >= first.prefixTokens - DEFAULT_SNAP.window, `${second.reusedTokens} of ${first.prefixTokens}`);
+  // the prompt's prefix is the chat head and every section: the head's length, read off a
+  // smallest-first question (prefix = head + files), plus the ranked sections' tokens
+  const smallest = await ask('What does coreTotal return?', 'smallest-first');
+  const sum = (p: PackResult) => p.sections.reduce((n, s) => n + s.tokens, 0);
+  const head = smallest.prefixTokens - sum(packs[2]!);
+  assert.equal(first.prefixTokens, head + sum(packs[0]!));
 });

@@ -152,3 +152,12 @@ test('bad ranked options are refused', async (t) => {
   await assert.rejects(ranked(root, { rankedShares: { tree: 2 } }), /rankedShares/);
   await assert.rejects(packRepository(root, { tokenBudget: 1, countTokens: quarterChars, packing: 'largest' as never }), /packing must be/);
 });
+
+test('fitSection drops the lowest-priority blocks while the whole section counts more than the budget', async () => {
+  // blocks of 2 characters each, joined with '##' (2 more per join): the blocks' own counts
+  // (2 + 2 + 2 = 6) fit a budget of 6, the whole text 'a\n##b\n##c\n' (10) does not, 'a\n##b\n' (6) does
+  const { fitSection } = await import('../../src/context/budget');
+  const fitted = await fitSection(['a\n', 'b\n', 'c\n'], (chosen) => chosen.map((i) => ['a\n', 'b\n', 'c\n'][i]).join('##'), 6, (t) => t.length);
+  assert.deepEqual(fitted, { text: 'a\n##b\n', tokens: 6, chosen: [0, 1] });
+  assert.deepEqual(await fitSection(['abc'], () => 'abc', 2, (t) => t.length), { text: '', tokens: 0, chosen: [] });
+});
