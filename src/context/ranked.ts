@@ -95,9 +95,10 @@ const YIELD_EVERY_MS = 10;
  *    to `recentFiles`; ties: smaller first, then fewer directory levels, then path.
  * 3. File tree (every candidate's path) within `shares.tree` of the budget (`fitSection`;
  *    directories of higher-ranked files first when it does not fit).
- * 4. Files in full by rank (secret-scanned, formatted, tokenized), while the tree and the files
- *    stay within `shares.full` of the budget; a file that does not fit is skipped and the next
- *    tried.
+ * 4. Files in full by rank (formatted, tokenized, and secret-scanned when they fit), while the
+ *    tree and the files stay within `shares.full` of the budget; a file that does not fit is
+ *    skipped and the next tried, and one whose text is so long that even half the lowest
+ *    tokens-per-character rate seen so far exceeds the room left is skipped without tokenizing.
  * 5. Repository map of the other parsed files (their definitions with line numbers and
  *    signatures), by rank, within what is left of the budget; a map block holding a secret is
  *    left out as `'secret'`.
@@ -177,24 +178,33 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   const secretOf = new Map<number, string>();
   let used = tree.tokens;
   let tokenized = 0;
+  // Lowest tokens per character of any section counted so far: a file whose text would need
+  // more than half that rate's tokens than the room left is not tokenized (as in smallest-first).
+  let minTokensPerChar = Infinity;
+  const scanned = new Set<number>();
+  /** Keeps file `i` in full when its section fits `room` tokens and holds no secret. */
   const tryFull = async (i: number, room: number): Promise<boolean> => {
     const { file, verdict } = texts[i]!;
     if (secretOf.has(i)) return false;
-    if (input.skipSecrets && !sectionTokens.has(i)) {
+    const text = formatFileSection(file.path, verdict.text);
+    let tokens = sectionTokens.get(i);
+    if (tokens === undefined) {
+      if (Number.isFinite(minTokensPerChar) && Math.floor(0.5 * minTokensPerChar * text.length) > room) return false;
+      tokens = await count(text);
+      sectionTokens.set(i, tokens);
+      if (text.length > 0) minTokensPerChar = Math.min(minTokensPerChar, tokens / text.length);
+      input.onProgress?.({ phase: 'tokenize', done: ++tokenized });
+    }
+    if (tokens > room) return false;
+    // scanned only when it would be kept (50-100 ms per MB)
+    if (input.skipSecrets && !scanned.has(i)) {
+      scanned.add(i);
       const secret = await raceAbort(findSecret(verdict.text, file.path), signal);
       if (secret !== undefined) {
         secretOf.set(i, secretDetail(secret));
         return false;
       }
     }
-    const text = formatFileSection(file.path, verdict.text);
-    let tokens = sectionTokens.get(i);
-    if (tokens === undefined) {
-      tokens = await count(text);
-      sectionTokens.set(i, tokens);
-      input.onProgress?.({ phase: 'tokenize', done: ++tokenized });
-    }
-    if (tokens > room) return false;
     full.push({ path: file.path, bytes: verdict.bytes, tokens, text, mtimeMs: verdict.mtimeMs, verdict, rank: ranks[i]! });
     return true;
   };

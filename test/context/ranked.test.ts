@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { fitSection } from '../../src/context/budget';
 import { TagsCache } from '../../src/context/map/cache';
 import { createTagsParser, type TagsParser } from '../../src/context/map/tags';
 import { fileTreeLines, formatFileTree } from '../../src/context/map/tree';
@@ -147,6 +148,15 @@ test('a secret on a definition line keeps the file out of the map, reported as a
   assert.ok(!r.mapped.some((m) => m.path === 'src/forge.ts'));
 });
 
+test('a small file with a secret that would fit in full is left out as a secret', async (t) => {
+  const forge = fakeSecrets().find((s) => s.path === 'src/forge.ts')!;
+  const root = await makeRepo(t, { ...repo(), 'src/forge.ts': forge.content });
+  const r = await ranked(root, { tokenBudget: 100_000 });
+  assert.ok(!r.sections.map((s) => s.text).join('').includes(forge.secret));
+  assert.equal(r.skipped.find((s) => s.path === 'src/forge.ts')?.reason, 'secret');
+  assert.equal(r.files.length, 6, 'every other file in full');
+});
+
 test('bad ranked options are refused', async (t) => {
   const root = await makeRepo(t, repo());
   await assert.rejects(ranked(root, { rankedShares: { tree: 2 } }), /rankedShares/);
@@ -156,7 +166,6 @@ test('bad ranked options are refused', async (t) => {
 test('fitSection drops the lowest-priority blocks while the whole section counts more than the budget', async () => {
   // blocks of 2 characters each, joined with '##' (2 more per join): the blocks' own counts
   // (2 + 2 + 2 = 6) fit a budget of 6, the whole text 'a\n##b\n##c\n' (10) does not, 'a\n##b\n' (6) does
-  const { fitSection } = await import('../../src/context/budget');
   const fitted = await fitSection(['a\n', 'b\n', 'c\n'], (chosen) => chosen.map((i) => ['a\n', 'b\n', 'c\n'][i]).join('##'), 6, (t) => t.length);
   assert.deepEqual(fitted, { text: 'a\n##b\n', tokens: 6, chosen: [0, 1] });
   assert.deepEqual(await fitSection(['abc'], () => 'abc', 2, (t) => t.length), { text: '', tokens: 0, chosen: [] });
