@@ -15,9 +15,11 @@ import {
   leftOutText,
   packedText,
   percent,
+  sectionName,
   type ContextFile,
   type ContextFileStatus,
   type ContextReport,
+  type ContextSection,
   type ContextSummary,
 } from '../pipeline/context-report';
 import { badgeText, type AnswerStats } from './protocol';
@@ -39,6 +41,8 @@ export interface ChatContext {
   files: ContextFile[];
   /** Files not listed, per status (absent when every file is listed). */
   unlisted?: Partial<Record<ContextFileStatus, number>>;
+  /** The prompt's sections that are not files (the ranked packing's file tree and repository map); absent when none. */
+  sections?: ContextSection[];
 }
 
 /**
@@ -54,14 +58,15 @@ export function chatContext(report: ContextReport, maxInPrompt = MAX_LISTED_IN_P
   );
   const unlisted: Partial<Record<ContextFileStatus, number>> = {};
   for (const f of [...inPrompt.slice(maxInPrompt), ...leftOut.slice(maxLeftOut)]) unlisted[f.status] = (unlisted[f.status] ?? 0) + 1;
-  return { summary: { ...report.summary }, files, ...(Object.keys(unlisted).length > 0 ? { unlisted } : {}) };
+  const sections = (report.sections ?? []).map((x) => ({ ...x }));
+  return { summary: { ...report.summary }, files, ...(Object.keys(unlisted).length > 0 ? { unlisted } : {}), ...(sections.length > 0 ? { sections } : {}) };
 }
 
 /** The same context without its file list (kept for older answers of a long thread): every file counted as unlisted. */
 export function withoutFiles(c: ChatContext): ChatContext {
   const unlisted: Partial<Record<ContextFileStatus, number>> = { ...c.unlisted };
   for (const f of c.files) unlisted[f.status] = (unlisted[f.status] ?? 0) + 1;
-  return { summary: c.summary, files: [], ...(Object.keys(unlisted).length > 0 ? { unlisted } : {}) };
+  return { summary: c.summary, files: [], ...(Object.keys(unlisted).length > 0 ? { unlisted } : {}), ...(c.sections ? { sections: c.sections } : {}) };
 }
 
 /** The summary's two parts, long and short (the short ones show in a narrow sidebar). */
@@ -105,9 +110,11 @@ export function contextLineHtml(stats: AnswerStats, context?: ChatContext, open 
     const leftOut = context.files.filter((f) => f.status === 'left-out');
     const moreIn = Object.entries(context.unlisted ?? {}).reduce((n, [k, v]) => (k === 'left-out' ? n : n + (v ?? 0)), 0);
     const moreOut = context.unlisted?.['left-out'] ?? 0;
-    if (inPrompt.length > 0) {
+    const others = context.sections ?? [];
+    if (inPrompt.length + others.length > 0) {
       out.push(`<ul class="context-files" aria-label="Files in the prompt, by kept share">`);
       for (const f of inPrompt) out.push(fileRow(f));
+      for (const x of others) out.push(sectionRow(x));
       out.push('</ul>');
     }
     if (moreIn > 0) out.push(`<div class="context-more muted">${esc(moreText(moreIn, inPrompt.length > 0))}</div>`);
@@ -134,11 +141,27 @@ function fileRow(f: ContextFile): string {
     `<li class="context-file" title="${esc(`${f.path} · ${f.tokens.toLocaleString('en-US')} tokens · ${label}`)}">` +
     `<a href="#" class="file-link context-path" data-path="${esc(f.path)}">${name}${status}</a>` +
     `<span class="context-tokens">${f.tokens.toLocaleString('en-US')}</span>` +
-    (share === null
-      ? `<span class="context-share muted">?</span>`
-      : `<meter class="context-bar" min="0" max="1" value="${share}" aria-label="${esc(label)}"></meter><span class="context-share">${esc(percent(share))}</span>`) +
+    shareCells(share) +
     `</li>`
   );
+}
+
+/** A section that is not a file (file tree, repository map): its name, tokens, share bar, share. */
+function sectionRow(x: ContextSection): string {
+  const name = sectionName(x.kind);
+  return (
+    `<li class="context-file context-section" title="${esc(`the ${name} · ${x.tokens.toLocaleString('en-US')} tokens`)}">` +
+    `<span class="context-path context-name">${esc(name)}</span><span class="context-tokens">${x.tokens.toLocaleString('en-US')}</span>` +
+    shareCells(x.keptShare) +
+    `</li>`
+  );
+}
+
+/** The share's meter and percentage (a `?` when not known). */
+function shareCells(share: number | null): string {
+  return share === null
+    ? `<span class="context-share muted">?</span>`
+    : `<meter class="context-bar" min="0" max="1" value="${share}" aria-label="${esc(`${percent(share)} of its KV positions kept`)}"></meter><span class="context-share">${esc(percent(share))}</span>`;
 }
 
 function moreText(n: number, listed: boolean): string {

@@ -3,13 +3,15 @@
  * looked at, with its status in the prompt, its tokens and, for a file in the prompt, the share
  * of its KV positions that SnapKV kept over all layers and KV heads.
  *
- * The prompt is [head │ file sections … │ thread and question]; a file's section occupies the
- * positions [start, end) of the sequence, in pack order, after the head's tokens. SnapKV keeps,
+ * The prompt is [head │ sections … │ thread and question], the sections in pack order
+ * (`PackResult.sections`: one per file in full, and with the ranked packing a file tree before
+ * them and a repository map after); a section occupies the positions [start, end) of the
+ * sequence. SnapKV keeps,
  * per layer and KV head, B of the L positions ([nLayer][nHeadKv][B] from `snapKept`); a file's
  * kept share is the number of kept (layer, head, position) triples inside its span divided by
  * tokens × nLayer × nHeadKv.
  */
-import type { PackedFile, SkippedFile, SkipReason } from '../context/pack';
+import type { SkippedFile, SkipReason } from '../context/types';
 
 /**
  * Where a file stands in the prompt: `'full'`, its whole text is a section of the prompt;
@@ -72,10 +74,23 @@ export interface ContextSummary {
   keptRatio: number | null;
 }
 
-/** {@link ContextSummary} and every file (packed files in prompt order, then the left-out ones by path). */
+/** A section of the prompt that is not one file (the ranked packing's file tree and repository map). */
+export interface ContextSection {
+  /** The section's kind (`PackSection.kind`: `'tree'`, `'map'`). */
+  kind: string;
+  tokens: number;
+  /** As {@link ContextFile.keptShare}, over the section's span. */
+  keptShare: number | null;
+}
+
+/**
+ * {@link ContextSummary}, every file (packed files in prompt order, then the left-out ones by
+ * path), and the prompt's sections that are not files (empty with the smallest-first packing).
+ */
 export interface ContextReport {
   summary: ContextSummary;
   files: ContextFile[];
+  sections: ContextSection[];
 }
 
 /** A span of prompt positions [start, end) (token indices of the sequence). */
@@ -151,9 +166,12 @@ export type AttentionInput = { kind: 'snapkv'; kept: KeptPositions } | { kind: '
 
 /** Inputs of {@link contextReport}. */
 export interface ContextReportInput {
-  /** The packed files in prompt order, the files left out, and the count of ignored entries (see `PackResult`). */
-  pack: { files: readonly Pick<PackedFile, 'path' | 'tokens'>[]; skipped: readonly SkippedFile[]; ignoredCount: number };
-  /** Tokens before the first file section (the template's head, BOS included). */
+  /**
+   * The prompt's sections in prompt order (`kind` `'file'` with its `path` for a file in full), the
+   * files left out, and the count of ignored entries (see `PackResult`).
+   */
+  pack: { sections: readonly { kind: string; path?: string; tokens: number }[]; skipped: readonly SkippedFile[]; ignoredCount: number };
+  /** Tokens before the first section (the template's head, BOS included). */
   headTokens: number;
   /** Prompt tokens L (the sequence's length when SnapKV ran). */
   L: number;
@@ -161,16 +179,16 @@ export interface ContextReportInput {
 }
 
 /**
- * The context report of one answer: each packed file's span is [headTokens + the tokens of the
- * files before it, + its tokens), and its kept share follows from the kept positions
+ * The context report of one answer: each section's span is [headTokens + the tokens of the
+ * sections before it, + its tokens), and its kept share follows from the kept positions
  * ({@link keptPerSpan}). Left-out files carry the packer's reason and detail.
- * @throws RangeError when the files' spans do not fit in L or the kept positions do not match (see {@link keptPerSpan}).
+ * @throws RangeError when the sections' spans do not fit in L or the kept positions do not match (see {@link keptPerSpan}).
  */
 export function contextReport(input: ContextReportInput): ContextReport {
   const { pack, L, attention } = input;
-  const spans = sectionSpans(input.headTokens, pack.files.map((f) => f.tokens));
+  const spans = sectionSpans(input.headTokens, pack.sections.map((f) => f.tokens));
   const end = spans.length > 0 ? spans[spans.length - 1]!.end : input.headTokens;
-  if (end > L) throw new RangeError(`the packed files end at token ${end}, past the prompt's ${L} tokens`);
+  if (end > L) throw new RangeError(`the packed sections end at token ${end}, past the prompt's ${L} tokens`);
 
   let shares: (number | null)[];
   let keptPerHead: number | null;
@@ -192,15 +210,21 @@ export function contextReport(input: ContextReportInput): ContextReport {
     keptPerHead = null;
   }
 
-  const files: ContextFile[] = pack.files.map((f, i) => ({ path: f.path, status: 'full', tokens: f.tokens, keptShare: shares[i]! }));
+  const files: ContextFile[] = [];
+  const sections: ContextSection[] = [];
+  pack.sections.forEach((sec, i) => {
+    if (sec.kind === 'file' && sec.path !== undefined) files.push({ path: sec.path, status: 'full', tokens: sec.tokens, keptShare: shares[i]! });
+    else sections.push({ kind: sec.kind, tokens: sec.tokens, keptShare: shares[i]! });
+  });
+  const packed = files.length;
+  const fileTokens = files.reduce((n, f) => n + f.tokens, 0);
   for (const s of pack.skipped) {
     files.push({ path: s.path, status: 'left-out', tokens: 0, keptShare: null, reason: s.reason, ...(s.detail !== undefined ? { detail: s.detail } : {}) });
   }
-  const fileTokens = pack.files.reduce((n, f) => n + f.tokens, 0);
   return {
     summary: {
-      packedFiles: pack.files.length,
-      totalFiles: pack.files.length + pack.skipped.length,
+      packedFiles: packed,
+      totalFiles: packed + pack.skipped.length,
       ignored: pack.ignoredCount,
       fileTokens,
       promptTokens: L,
@@ -209,6 +233,7 @@ export function contextReport(input: ContextReportInput): ContextReport {
       keptRatio: keptPerHead === null || L === 0 ? null : keptPerHead / L,
     },
     files,
+    sections,
   };
 }
 
@@ -222,6 +247,11 @@ export function byKeptShare(files: readonly ContextFile[]): ContextFile[] {
     .map((f, i) => ({ f, i }))
     .sort((a, b) => (b.f.keptShare ?? -1) - (a.f.keptShare ?? -1) || a.i - b.i)
     .map((x) => x.f);
+}
+
+/** The name of a section that is not a file: "file tree", "repository map" (else its kind). */
+export function sectionName(kind: string): string {
+  return kind === 'tree' ? 'file tree' : kind === 'map' ? 'repository map' : kind;
 }
 
 /** Plain words for why a file was left out (the CLI's table and the chat's Context line). */

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { formatContextTable } from '../../src/cli/context-table';
 import { percent, type ContextReport } from '../../src/pipeline/context-report';
 import { checkTinyModel } from '../helpers/models';
 
@@ -99,4 +100,32 @@ test('ask --no-snap: every packed file is kept whole (share 1), the summary says
   assert.equal(context.summary.attention, 'full');
   assert.equal(context.summary.keptPerHead, stats.L);
   assert.ok(lines.some((l) => l.endsWith(`· full attention (all ${stats.L.toLocaleString('en-US')} kept)`)), lines.join('\n'));
+});
+
+test('the table of a hand-built ranked report: files by kept share, then the file tree and the map, bars in tenths', () => {
+  const report: ContextReport = {
+    summary: { packedFiles: 2, totalFiles: 3, ignored: 0, fileTokens: 1_208, promptTokens: 2_000, attention: 'snapkv', keptPerHead: 500, keptRatio: 0.25 },
+    files: [
+      { path: 'src/a.ts', status: 'full', tokens: 8, keptShare: 0.15 },
+      { path: 'src/b.ts', status: 'full', tokens: 1_200, keptShare: 0.33 },
+      { path: 'src/c.ts', status: 'left-out', tokens: 0, keptShare: null, reason: 'over-budget', detail: 'in the repository map only (3 definitions; files in full are chosen by rank)' },
+    ],
+    sections: [
+      { kind: 'tree', tokens: 40, keptShare: 1 },
+      { kind: 'map', tokens: 300, keptShare: 0.004 },
+    ],
+  };
+  assert.equal(
+    formatContextTable(report),
+    [
+      'context: Packed 2 of 3 files (1,208 tokens) · SnapKV kept 500 per head (25 %)',
+      '  kept               tokens  file',
+      '  ███·······   33 %   1,200  src/b.ts',
+      '  ██········   15 %       8  src/a.ts',
+      '  ██████████  100 %      40  (file tree)',
+      '  █·········  0.4 %     300  (repository map)',
+      'left out: 1 file',
+      '  src/c.ts: did not fit the context — in the repository map only (3 definitions; files in full are chosen by rank)',
+    ].join('\n'),
+  );
 });

@@ -31,6 +31,7 @@ const REPORT: ContextReport = {
     { path: 'logo.png', status: 'left-out', tokens: 0, keptShare: null, reason: 'binary', detail: "binary file extension '.png'" },
     { path: 'gen.ts', status: 'left-out', tokens: 0, keptShare: null, reason: 'generated', detail: 'x'.repeat(300) },
   ],
+  sections: [],
 };
 
 test('chatContext: the files in the prompt by kept share (ties in prompt order), then the left-out ones; lists capped, details cut', () => {
@@ -119,6 +120,20 @@ test('full attention, a continued thread, and an answer saved before the Context
   assert.deepEqual($l('.narrow').map((_, e) => $l(e).text()).get(), ['4 files packed', 'kept 51 %']);
   assert.equal($l('.badge').length, 1);
   assert.equal($l('.context-files, .context-left').length, 0);
+});
+
+test('the ranked packing: the file tree and the repository map follow the files as rows of their own, without a link', () => {
+  const ranked: ContextReport = { ...REPORT, sections: [{ kind: 'tree', tokens: 120, keptShare: 0.5 }, { kind: 'map', tokens: 900, keptShare: 0.02 }] };
+  const $ = cheerio.load(contextLineHtml(stats, chatContext(ranked)));
+  const rows = $('ul.context-files > li.context-section')
+    .map((_, li) => [[$(li).find('.context-name').text(), $(li).find('a').length, $(li).find('.context-tokens').text(), $(li).find('meter').attr('value'), $(li).find('.context-share').text()]])
+    .get();
+  assert.deepEqual(rows, [
+    ['file tree', 0, '120', '0.5', '50 %'],
+    ['repository map', 0, '900', '0.02', '2 %'],
+  ]);
+  assert.equal($('ul.context-files > li').length, 6, 'four files, then the two sections');
+  assert.deepEqual(withoutFiles(chatContext(ranked)).sections, ranked.sections);
 });
 
 test('threads keep the file lists of the last answers only, and they survive a reload', () => {

@@ -34,9 +34,9 @@ const KEPT: KeptPositions = {
   nHeadKv: 2,
 };
 const PACK = {
-  files: [
-    { path: 'a.ts', tokens: 3 },
-    { path: 'b.ts', tokens: 5 },
+  sections: [
+    { kind: 'file', path: 'a.ts', tokens: 3 },
+    { kind: 'file', path: 'b.ts', tokens: 5 },
   ],
   skipped: [
     { path: 'big.ts', reason: 'over-budget' as const, tokens: 900, detail: 'needs 900 tokens, 2 of 10 left (larger files are dropped first)' },
@@ -59,8 +59,23 @@ test('kept positions per (layer, KV head) map to the files of a hand-built promp
     { path: 'logo.png', status: 'left-out', tokens: 0, keptShare: null, reason: 'binary' },
   ]);
   assert.deepEqual(r.summary, { packedFiles: 2, totalFiles: 4, ignored: 7, fileTokens: 8, promptTokens: 13, attention: 'snapkv', keptPerHead: 4, keptRatio: 4 / 13 });
+  assert.deepEqual(r.sections, []);
   assert.equal(summaryText(r.summary), 'Packed 2 of 4 files (8 tokens) · SnapKV kept 4 per head (31 %)');
   assert.deepEqual(byKeptShare(r.files).map((f) => f.path), ['a.ts', 'b.ts']);
+});
+
+test('the ranked packing: a file tree before the files and a repository map after them get their own spans and shares', () => {
+  // positions 2-3 the tree (2 tokens), 4-6 a.ts (3), 7-9 the map (3), 10-12 the question; the same kept rows:
+  //   L0 H0: 0 2 11 12 → tree 1;  L0 H1: 3 4 11 12 → tree 1, a.ts 1;  L1 H0: 5 9 11 12 → a.ts 1, map 1;  L1 H1: 2 6 11 12 → tree 1, a.ts 1
+  const pack = { sections: [{ kind: 'tree', tokens: 2 }, { kind: 'file', path: 'a.ts', tokens: 3 }, { kind: 'map', tokens: 3 }], skipped: [], ignoredCount: 0 };
+  const r = contextReport({ pack, headTokens: 2, L: 13, attention: { kind: 'snapkv', kept: KEPT } });
+  assert.deepEqual(r.files, [{ path: 'a.ts', status: 'full', tokens: 3, keptShare: 3 / 12 }]);
+  assert.deepEqual(r.sections, [
+    { kind: 'tree', tokens: 2, keptShare: 3 / 8 },
+    { kind: 'map', tokens: 3, keptShare: 1 / 12 },
+  ]);
+  assert.equal(r.summary.fileTokens, 3);
+  assert.equal(r.summary.packedFiles, 1);
 });
 
 test('a non-uniform allocation: −1 padding counts for nothing and kept per head is the mean over heads', () => {
@@ -89,7 +104,7 @@ test('kept positions that do not match the prompt are refused, not miscounted', 
   assert.throws(() => keptPerSpan({ ...KEPT, nHeadKv: 3 }, [], 13), /16 kept positions are not 2 layers × 3 KV heads/);
   assert.throws(() => keptPerSpan(KEPT, sectionSpans(2, [3, 5]), 12), /kept position 12 is outside the prompt \[0, 12\)/);
   assert.throws(() => keptPerSpan(KEPT, [{ start: 2, end: 5 }, { start: 4, end: 6 }], 13), /span 1 \[4, 6\) overlaps span 0 at position 4/);
-  assert.throws(() => contextReport({ pack: PACK, headTokens: 6, L: 13, attention: { kind: 'full' } }), /the packed files end at token 14, past the prompt's 13 tokens/);
+  assert.throws(() => contextReport({ pack: PACK, headTokens: 6, L: 13, attention: { kind: 'full' } }), /the packed sections end at token 14, past the prompt's 13 tokens/);
   assert.throws(() => sectionSpans(0, [3, -1]), RangeError);
 });
 
