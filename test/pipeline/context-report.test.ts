@@ -11,8 +11,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { formatFileSection } from '../../src/context/section';
 import { loadModel, type EngineModel } from '../../src/engine/model';
+import type { PackResult } from '../../src/context/pack';
 import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
-import { byKeptShare, contextReport, keptPerSpan, percent, sectionSpans, summaryText, type KeptPositions } from '../../src/pipeline/context-report';
+import { byKeptShare, contextReport, keptPerSpan, percent, sectionSpans, summaryText, type ContextReport, type KeptPositions } from '../../src/pipeline/context-report';
 import { checkTinyModel } from '../helpers/models';
 
 /*
@@ -123,27 +124,31 @@ after(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('the pipeline: each file\'s span is its section in the prompt, and its share counts the snap\'s kept positions there', async () => {
-  const repo = path.join(tmp, 'repo');
-  fs.mkdirSync(repo);
-  for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(repo, `part${i}.ts`), `export const part${i} = ${i};\n`.repeat(8 + i));
-  fs.writeFileSync(path.join(repo, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+/**
+ * Asks on the tiny model and checks the report against the session itself: each section of the
+ * prompt is found again in the session's tokens (file sections formatted from the files on disk,
+ * the tree and map from the pack's text), independently of the pipeline's spans, and each share
+ * is the count of kept positions inside it ÷ (tokens × layers × KV heads).
+ */
+async function checkAgainstSession(repo: string, packing: 'smallest-first' | 'ranked', contextSize: number): Promise<ContextReport> {
   let tokens: number[] = [];
   let kept = new Int32Array(0);
-  let heads = 0;
+  const heads = model.info.nLayer * model.info.nHeadKv;
+  let pack: PackResult | undefined;
   const stats = await askRepository(
     {
-      repo, question: 'Which part is the largest?', model, snap: { ...DEFAULT_SNAP, budget: 128 }, contextSize: 1024, maxTokens: 4,
-      session: { threads: 2 }, pack: { order: 'path' },
+      repo, question: 'Which part is the largest?', model, snap: { ...DEFAULT_SNAP, budget: 128 }, contextSize, maxTokens: 4,
+      session: { threads: 2 }, pack: { order: 'path', packing },
       afterSnap: (s) => {
         tokens = [...s.tokens];
         kept = Int32Array.from(s.snapKept());
-        heads = model.info.nLayer * model.info.nHeadKv;
-        assert.equal(kept.length, heads * 128, "[nLayer][nHeadKv][B]");
       },
     },
-    () => {},
+    (e) => {
+      if (e.kind === 'packed') pack = e.pack;
+    },
   );
+  assert.equal(kept.length, heads * 128, '[nLayer][nHeadKv][B]');
   const report = stats.context!;
   assert.ok(stats.B < stats.L, `SnapKV compressed: B ${stats.B} < L ${stats.L}`);
   assert.equal(report.summary.attention, 'snapkv');
@@ -152,23 +157,49 @@ test('the pipeline: each file\'s span is its section in the prompt, and its shar
   const packed = report.files.filter((f) => f.status === 'full');
   assert.ok(packed.length >= 2, `${packed.length} files packed`);
   assert.deepEqual(report.files.filter((f) => f.status === 'left-out').map((f) => [f.path, f.reason]).find((x) => x[0] === 'image.png'), ['image.png', 'binary']);
-  // find each section again in the session's tokens, independently of the pipeline's spans
+  // the prompt's sections, in order, as the report names them
+  const rows = pack!.sections.map((sec) =>
+    sec.kind === 'file'
+      ? { name: sec.path!, text: formatFileSection(sec.path!, fs.readFileSync(path.join(repo, sec.path!), 'utf8')), share: packed.find((f) => f.path === sec.path)!.keptShare, tokens: packed.find((f) => f.path === sec.path)!.tokens }
+      : { name: sec.kind, text: sec.text, share: report.sections.find((x) => x.kind === sec.kind)!.keptShare, tokens: report.sections.find((x) => x.kind === sec.kind)!.tokens },
+  );
   let at = tokens.length;
   const starts: number[] = [];
-  for (const f of [...packed].reverse()) {
-    const section = Array.from(model.tokenize(formatFileSection(f.path, fs.readFileSync(path.join(repo, f.path), 'utf8'))));
-    assert.equal(section.length, f.tokens, `${f.path}: tokens`);
-    // the last occurrence before the next section
-    let s = at - section.length;
+  for (const r of [...rows].reverse()) {
+    const section = Array.from(model.tokenize(r.text));
+    assert.equal(section.length, r.tokens, `${r.name}: tokens`);
+    let s = at - section.length; // the last occurrence before the next section
     while (s >= 0 && !section.every((t, k) => tokens[s + k] === t)) s--;
-    assert.ok(s >= 0, `${f.path} found in the prompt`);
+    assert.ok(s >= 0, `${r.name} found in the prompt`);
     starts.unshift(s);
     at = s;
   }
-  packed.forEach((f, i) => {
+  rows.forEach((r, i) => {
     let n = 0;
-    for (const p of kept) if (p >= starts[i]! && p < starts[i]! + f.tokens) n++;
-    assert.equal(f.keptShare, n / (f.tokens * heads), `${f.path}: ${n} kept of ${f.tokens} × ${heads}`);
+    for (const p of kept) if (p >= starts[i]! && p < starts[i]! + r.tokens) n++;
+    assert.equal(r.share, n / (r.tokens * heads), `${r.name}: ${n} kept of ${r.tokens} × ${heads}`);
   });
-  assert.ok(packed.some((f) => f.keptShare! < 1), 'some file lost positions');
+  assert.ok(rows.some((r) => r.share! < 1), 'some section lost positions');
+  return report;
+}
+
+test('the pipeline: each file\'s span is its section in the prompt, and its share counts the snap\'s kept positions there', async () => {
+  const repo = path.join(tmp, 'repo');
+  fs.mkdirSync(repo);
+  for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(repo, `part${i}.ts`), `export const part${i} = ${i};\n`.repeat(8 + i));
+  fs.writeFileSync(path.join(repo, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+  const report = await checkAgainstSession(repo, 'smallest-first', 1024);
+  assert.deepEqual(report.sections, []);
+});
+
+test('the pipeline with the ranked packing: the file tree before the files and the map after them are found at their spans too', async () => {
+  const repo = path.join(tmp, 'ranked');
+  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'src', 'core.ts'), `export function coreTotal(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n`);
+  for (let i = 0; i < 30; i++) {
+    fs.writeFileSync(path.join(repo, 'src', `use${i}.ts`), `import { coreTotal } from './core';\nexport function use${i}(): number {\n  return coreTotal([${i}, ${i + 1}]);\n}\n`);
+  }
+  fs.writeFileSync(path.join(repo, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]));
+  const report = await checkAgainstSession(repo, 'ranked', 2048);
+  assert.deepEqual(report.sections.map((x) => x.kind), ['tree', 'map']);
 });
