@@ -92,8 +92,8 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  * in `.narrow` spans for a narrow sidebar), and whose body holds the `.badge` (L → B, times,
  * cache outcome), the files in the prompt as `.context-file` rows (a `.file-link` with
  * `data-path` showing the file's name then its folder, the tokens, a `<meter>` of the kept share
- * and its percentage), then the files left
- * out with their reason. `open` renders it expanded.
+ * and its percentage) followed by the sections that are not files (`.context-section`: file
+ * tree, repository map), then the files left out with their reason. `open` renders it expanded.
  */
 export function contextLineHtml(stats: AnswerStats, context?: ChatContext, open = false): string {
   const parts = contextParts(stats, context);
