@@ -7,10 +7,12 @@ import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTruncation } from './walk';
 import { TagsCache } from './map/cache';
 import { DEFAULT_RANKED_SHARES, packRanked, type MappedFile, type PackSection, type RankedShares } from './ranked';
+import type { Chunk } from './retrieve/chunks';
 
 export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
 export type { TextEncodingName } from './filter';
 export type { MappedFile, PackSection, RankedShares } from './ranked';
+export type { Chunk } from './retrieve/chunks';
 
 /**
  * How files are chosen when the repository does not fit the budget:
@@ -173,6 +175,11 @@ export interface PackResult {
   sections: PackSection[];
   /** `'ranked'` only: files whose definitions are in the repository map, by rank; else empty. */
   mapped: MappedFile[];
+  /**
+   * `'ranked'` only: the chunks (functions, methods, small types) of parsed files not in full,
+   * for question-time retrieval (`retrieveChunks`); else empty.
+   */
+  retrievable: Chunk[];
   /** How files were chosen. */
   packing: Packing;
   /** Files (and directories) looked at but not included, with reasons, in code-unit order of `path`. */
@@ -312,6 +319,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
       files,
       sections,
       mapped: ranked.mapped,
+      retrievable: ranked.chunks,
       packing,
       skipped,
       ignored: walked.ignored,
@@ -419,6 +427,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     files: kept,
     sections: kept.map((f) => ({ kind: 'file', path: f.path, text: f.text, tokens: f.tokens })),
     mapped: [],
+    retrievable: [],
     packing,
     skipped,
     ignored: walked.ignored,

@@ -8,6 +8,7 @@ import { formatMapBlock, formatRepositoryMap } from './map/repomap';
 import type { FileTags } from './map/tags';
 import { fileTreeLines, formatFileTree } from './map/tree';
 import { rankFiles } from './rank/rank';
+import { chunksOf, type Chunk } from './retrieve/chunks';
 import { findSecret, secretDetail } from './secrets';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type SkippedFile } from './types';
@@ -80,6 +81,12 @@ export interface RankedOutput {
   map: { text: string; tokens: number };
   mapped: MappedFile[];
   skipped: SkippedFile[];
+  /**
+   * Retrieval chunks (`chunksOf`) of the parsed files not in full and not known to hold a
+   * secret, in rank order of their files. Files never secret-scanned are among them: retrieval
+   * scans the chunks it quotes (`retrieveChunks`).
+   */
+  chunks: Chunk[];
 }
 
 /** Longest stretch of work between two turns of the event loop, in ms. */
@@ -280,7 +287,11 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
       skipped.push({ path, reason: 'over-budget', ...(tokens !== undefined ? { tokens } : {}), detail: 'neither in full nor in the repository map (files are chosen by rank)' });
     }
   }
-  return { full, tree: { text: tree.text, tokens: tree.tokens }, map: { text: map.text, tokens: map.tokens }, mapped, skipped };
+  const chunks = order.flatMap((i) => {
+    const t = texts[i]!;
+    return inFull.has(i) || secretOf.has(i) || t.tags === undefined ? [] : chunksOf(t.file.path, t.verdict.text, t.tags);
+  });
+  return { full, tree: { text: tree.text, tokens: tree.tokens }, map: { text: map.text, tokens: map.tokens }, mapped, skipped, chunks };
 }
 
 /** Keep rank of the smallest-first packing: smaller first, then fewer directory levels, then path. */

@@ -11,6 +11,7 @@ import { hashChain } from '../cache/hash-chain';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
 import type { CacheOutcome, CacheStore, ThreadTurn } from '../cache/store';
 import { packRepository, type PackOptions, type PackResult } from '../context/pack';
+import { retrieveChunks } from '../context/retrieve/retrieve';
 import { AbortError, EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
 import { estimateContextBytes } from '../engine/memory';
@@ -97,6 +98,12 @@ export interface AskRequest {
   maxFileBytes?: number;
   /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */
   pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'recentFiles' | 'rankedShares' | 'tagsCache'>;
+  /**
+   * With `pack.packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
+   * retrieval section (the BM25-best chunks of files not in full, after the cached prefix and
+   * before the thread; `retrieveChunks`). Default 0 (none).
+   */
+  retrievalShare?: number;
   /** The workspace's cache; without it every question starts cold. */
   store?: CacheStore;
   /** Thread the question belongs to (its earlier turns are in the store). */
@@ -378,7 +385,11 @@ async function prepareAndAnswer(
   // that every short question packs the same files (and finds the same cached prefix)
   const questionRoom = Math.max(suffix.length, Math.min(questionReserve(contextSize), fit.room));
   const reserve = layout.head.length + questionRoom + maxTokens;
-  const tokenBudget = contextSize - reserve;
+  // the retrieval room does not depend on the question either (nor on prepareOnly): same files, same prefix
+  const retrievalShare = req.retrievalShare ?? 0;
+  if (!(retrievalShare >= 0 && retrievalShare < 1)) throw new RangeError(`retrievalShare must be in [0, 1), got ${String(req.retrievalShare)}`);
+  const retrievalRoom = req.pack?.packing === 'ranked' ? Math.floor(contextSize * retrievalShare) : 0;
+  const tokenBudget = contextSize - reserve - retrievalRoom;
 
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
@@ -396,10 +407,17 @@ async function prepareAndAnswer(
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
   });
   const prefix = concatTokens([layout.head, ...pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text))]);
+  // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
+  let retrieval: Int32Array = new Int32Array(0);
+  if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
+    const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, signal: req.signal });
+    if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
+  }
+  const questionPart = concatTokens([retrieval, suffix]);
   const packMs = performance.now() - t0;
-  onEvent({ kind: 'packed', pack, promptTokens: prefix.length + suffix.length });
+  onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 
-  return answer({ session, req, key, prefix, suffix, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
+  return answer({ session, req, key, prefix, suffix: questionPart, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
 }
 
 /** Stats of a prepare-only request: the prefix's tokens, nothing decoded. */
@@ -441,7 +459,7 @@ interface AnswerArgs {
   key: string;
   /** head + packed files */
   prefix: Int32Array;
-  /** earlier turns + the question */
+  /** the retrieval section (ranked packing), earlier turns + the question */
   suffix: Int32Array;
   pack: PackResult;
   packMs: number;

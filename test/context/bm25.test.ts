@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import { createTagsParser } from '../../src/context/map/tags';
 import { rankChunks } from '../../src/context/retrieve/bm25';
 import { chunksOf, type Chunk } from '../../src/context/retrieve/chunks';
+import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { formatRetrievalSection } from '../../src/context/retrieve/section';
+import { fakeSecrets } from './fake-secrets';
 import { codeTerms } from '../../src/context/retrieve/tokenize';
 
 test('identifiers are split at camelCase, acronyms, snake_case and kebab-case and kept whole; stop words and single letters go', () => {
@@ -102,4 +104,15 @@ test('the retrieval section holds the best chunks that fit its budget exactly, s
   assert.deepEqual(skip.chosen, [0, 2]);
   assert.equal(skip.tokens, 34);
   assert.equal(skip.tokens, words(skip.text));
+});
+
+test('retrieval never quotes a chunk that holds a secret', async () => {
+  const forge = fakeSecrets().find((s) => s.path === 'src/forge.ts')!;
+  const leaky = chunk('cacheToken', 'src/cache/token.ts', `export function cacheToken() {\n  ${forge.content.trim()}\n  return 'default cache root';\n}`);
+  const question = 'Where is the default cache root computed?';
+  const withLeak = [...CHUNKS, leaky];
+  assert.ok(rankChunks(withLeak, question).some((r) => r.chunk === leaky), 'BM25 alone would quote it');
+  const retrieved = await retrieveChunks(withLeak, question, { budget: Infinity, countTokens: (t) => t.length });
+  assert.deepEqual(retrieved.chunks.map((c) => c.name), ['defaultCacheRoot', 'workspaceCacheDir', 'packRepository']);
+  assert.ok(!retrieved.text.includes(forge.secret));
 });

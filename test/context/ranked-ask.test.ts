@@ -12,6 +12,7 @@ import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { TagsCache } from '../../src/context/map/cache';
 import type { PackResult } from '../../src/context/pack';
+import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { askRepository, DEFAULT_SNAP, type AskStats } from '../../src/pipeline/ask';
 import { checkTinyModel } from '../helpers/models';
 
@@ -64,4 +65,30 @@ test('two different questions pack the same ranked prefix, and the second restor
   const sum = (p: PackResult) => p.sections.reduce((n, s) => n + s.tokens, 0);
   const head = smallest.prefixTokens - sum(packs[2]!);
   assert.equal(first.prefixTokens, head + sum(packs[0]!));
+});
+
+test('with a retrieval share, the chunks BM25 finds for the question follow the cached prefix in the prompt', async () => {
+  const question = 'What does use39 return?';
+  const run = async (retrievalShare: number) => {
+    let pack: PackResult | undefined;
+    let promptTokens = 0;
+    const stats = await askRepository(
+      { repo, model, question, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing: 'ranked' }, retrievalShare },
+      (e) => {
+        if (e.kind === 'packed') [pack, promptTokens] = [e.pack, e.promptTokens];
+      },
+    );
+    return { stats, pack: pack!, promptTokens };
+  };
+  const withRetrieval = await run(0.15);
+  const without = await run(0);
+  assert.ok(!withRetrieval.pack.files.some((f) => f.path === 'src/use39.ts'), 'use39.ts is not in full text');
+  const expected = await retrieveChunks(withRetrieval.pack.retrievable, question, { budget: Math.floor(2048 * 0.15), countTokens: (t) => model.tokenize(t).length });
+  assert.equal(expected.chunks[0]?.name, 'use39');
+  assert.ok(expected.tokens > 0 && expected.tokens <= 307);
+  // the prompt is prefix + retrieval + question; the question part alone is what the run without retrieval has after its prefix
+  assert.equal(withRetrieval.promptTokens - withRetrieval.stats.prefixTokens - model.tokenize(expected.text).length, without.promptTokens - without.stats.prefixTokens);
+  assert.equal(withRetrieval.stats.L, withRetrieval.promptTokens);
+  // the room kept for retrieval comes out of the repository's budget
+  assert.ok(withRetrieval.pack.tokenBudget === without.pack.tokenBudget - Math.floor(2048 * 0.15));
 });
