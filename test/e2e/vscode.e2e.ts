@@ -455,3 +455,61 @@ test('explain: an explanation asked while a chat answer streams says it waits fo
   await shot('19-explain-after-chat');
   await editSettings({ 'reposnap.maxTokens': 48 });
 });
+
+test('status bar: a click opens the RepoSnap actions; after a reload (RepoSnap view closed) the status item and the lens are back', async () => {
+  const status = page.locator('.part.statusbar .statusbar-item', { hasText: 'RepoSnap:' });
+  await status.first().click();
+  const rows = page.locator('.quick-input-widget .monaco-list-row');
+  await rows.first().waitFor({ timeout: 10_000 });
+  const texts = await rows.allTextContents();
+  const expected = ['Open Chat', 'Select Model', 'Cache Stats', 'Restart Engine', 'Settings'];
+  assert.equal(texts.length, expected.length, texts.join(' | '));
+  expected.forEach((name, i) => assert.ok(texts[i]!.includes(name), `row ${i}: ${texts[i]}`));
+  await shot('21-status-actions');
+  await page.keyboard.press('Escape');
+  // show the Explorer instead of the RepoSnap view, so that nothing but startup activates the extension
+  await runCommand('View: Show Explorer');
+  await runCommand('Developer: Reload Window');
+  await page.locator('.part.activitybar a.action-label[aria-label^="RepoSnap"]').waitFor({ timeout: 60_000 });
+  await page.locator('.part.statusbar .statusbar-item', { hasText: 'RepoSnap:' }).first().waitFor({ timeout: 30_000 });
+  await page.locator('.tabs-container .tab', { hasText: 'math.ts' }).first().click();
+  await page.locator('.monaco-editor .codelens-decoration a', { hasText: 'RepoSnap: Explain' }).first().waitFor({ timeout: 30_000 });
+  assert.equal(await page.locator('.part.sidebar .composite.title', { hasText: 'RepoSnap' }).filter({ visible: true }).count(), 0, 'the RepoSnap view stayed closed');
+  await shot('22-after-reload');
+});
+
+// after the reload above: no explanation threads are open in math.ts
+test('explain: the "RepoSnap: Explain" lens on a class opens its thread under the class\'s first line, on screen; a second click reuses it', async () => {
+  await page.locator('.tabs-container .tab', { hasText: 'math.ts' }).first().click();
+  // a short window: the class's first line (12) sits near the editor's bottom edge, its last (24) below it
+  await page.setViewportSize({ width: 1440, height: 520 });
+  try {
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'RepoSnap: Explain' });
+    await lens.first().waitFor({ timeout: 15_000 });
+    const threadsBefore = await page.locator('.review-widget').count();
+    const classLens = page.locator('.monaco-editor .codelens-decoration').filter({ has: page.locator('a', { hasText: 'RepoSnap: Explain' }) }).nth(2); // circleArea, circlePerimeter, Rectangle
+    await classLens.locator('a', { hasText: 'RepoSnap: Explain' }).first().click();
+    const thread = page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' }).first();
+    await thread.waitFor({ timeout: 30_000 });
+    await thread.getByText('Continue in chat').waitFor({ timeout: ANSWER_TIMEOUT });
+    await page.waitForTimeout(500);
+    const editorBox = (await page.locator('.editor-instance .monaco-editor').first().boundingBox())!;
+    const threadBox = (await thread.boundingBox())!;
+    const classLine = (await page.locator('.monaco-editor .view-line', { hasText: 'export class Rectangle' }).first().boundingBox())!;
+    await shot('20-explain-class-lens');
+    console.log(`editor y ${editorBox.y}-${editorBox.y + editorBox.height}, class line y ${classLine.y}, thread y ${threadBox.y}-${threadBox.y + threadBox.height}`);
+    assert.ok(threadBox.y >= classLine.y + classLine.height - 2 && threadBox.y <= classLine.y + classLine.height + 40, 'the thread opens right under the class\'s first line');
+    assert.ok(threadBox.y + 60 <= editorBox.y + editorBox.height, 'the thread\'s top is on screen');
+    assert.equal(await page.locator('.comments-panel').filter({ visible: true }).count(), 0, 'the Comments panel stays closed');
+    // a second click on the same lens reuses the thread
+    await classLens.locator('a', { hasText: 'RepoSnap: Explain' }).first().click();
+    await page.waitForTimeout(1000);
+    assert.equal(await page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' }).count(), 1);
+    assert.equal(await page.locator('.review-widget').count(), threadsBefore + 1);
+    await thread.getByText('Continue in chat').waitFor({ timeout: ANSWER_TIMEOUT });
+  } finally {
+    await page.setViewportSize({ width: 1440, height: 900 });
+  }
+});
