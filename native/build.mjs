@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds the RepoSnap engine offline:
 //   1. clones llama.cpp from the git bundle that node-llama-cpp ships (no network),
-//   2. applies native/patches/*.patch (our SnapKV change),
+//   2. applies native/patches/*.patch in name order (the SnapKV series: 0001 window capture,
+//      0002 scoring, 0003 compaction, 0004 public API; native/dev-sync.sh exports it),
 //   3. configures and builds llama.cpp (static) + the N-API addon with CMake.
 // The clone is redone only when the bundle tag or the patch series changes, so an
 // addon-only change rebuilds only the addon.
@@ -65,9 +66,11 @@ fs.mkdirSync(buildDir, { recursive: true });
 const current = fs.existsSync(stampFile) ? fs.readFileSync(stampFile, 'utf8') : '';
 if (current !== stamp || !fs.existsSync(srcDir)) {
   // keep the files' mtimes stable for unchanged sources: reset the existing clone
-  // instead of deleting it, so CMake/ccache rebuild only what the patches touch
+  // instead of deleting it, so CMake/ccache rebuild only what the patches touch. Reset to the
+  // bundle's commit, not HEAD: a dev tree holds the series as commits (native/dev-sync.sh)
   if (fs.existsSync(path.join(srcDir, '.git'))) {
-    run('git', ['-C', srcDir, 'reset', '-q', '--hard', 'HEAD']);
+    const base = execFileSync('git', ['bundle', 'list-heads', bundle], { encoding: 'utf8' }).split(/\s/)[0];
+    run('git', ['-C', srcDir, 'reset', '-q', '--hard', base]);
     run('git', ['-C', srcDir, 'clean', '-q', '-fdx']);
   } else {
     fs.rmSync(srcDir, { recursive: true, force: true });
