@@ -490,7 +490,10 @@ private:
         check(env);
         const int32_t r = llama_snapkv_capture(ctx, info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value());
         if (r < 0) {
-            throw Napi::Error::New(env, std::string("SnapKV capture: ") + llama_snapkv_last_error(ctx));
+            // status: the llama_snapkv_status (snapStatus) that says why
+            Napi::Error err = Napi::Error::New(env, std::string("SnapKV capture: ") + llama_snapkv_last_error(ctx));
+            err.Set("status", Napi::Number::New(env, r));
+            throw err;
         }
         return env.Undefined();
     }
@@ -606,7 +609,11 @@ private:
         size_t size;
         void Execute() override {
             if (llama_state_seq_set_data(s->ctx, data, size, seq) == 0) {
-                SetError("llama.cpp rejected the sequence state (another model or context settings, or not enough free cells)");
+                // a refused SnapKV section (e.g. an unknown version) says why; else the usual causes
+                const std::string why = llama_snapkv_last_error(s->ctx);
+                SetError("llama.cpp rejected the sequence state (" + (why.empty()
+                        ? std::string("another model or context settings, or not enough free cells")
+                        : why) + ")");
             }
         }
         void OnOK() override { deferred.Resolve(Env().Undefined()); }
@@ -758,6 +765,21 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     return p;
 }
 
+// snapStatus: llama.h's enum llama_snapkv_status by name, so that callers never hard-code its values
+Napi::Object snap_status(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("ok",         (int32_t) LLAMA_SNAPKV_OK);
+    o.Set("noop",       (int32_t) LLAMA_SNAPKV_NOOP);
+    o.Set("errParams",  (int32_t) LLAMA_SNAPKV_ERR_PARAMS);
+    o.Set("errMemory",  (int32_t) LLAMA_SNAPKV_ERR_MEMORY);
+    o.Set("errModel",   (int32_t) LLAMA_SNAPKV_ERR_MODEL);
+    o.Set("errLayout",  (int32_t) LLAMA_SNAPKV_ERR_LAYOUT);
+    o.Set("errWindow",  (int32_t) LLAMA_SNAPKV_ERR_WINDOW);
+    o.Set("errCompute", (int32_t) LLAMA_SNAPKV_ERR_COMPUTE);
+    o.Freeze();
+    return o;
+}
+
 Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
     backend_init();
     return Napi::String::New(info.Env(), llama_print_system_info());
@@ -769,6 +791,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("loadModel",  Napi::Function::New(env, LoadModel));
     exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
     exports.Set("createSyntheticModel", Napi::Function::New(env, CreateSyntheticModel));
+    exports.Set("snapStatus", snap_status(env));
     return exports;
 }
 

@@ -70,7 +70,27 @@ export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q
  */
 export type BudgetAllocation = 'uniform' | 'adakv' | 'pyramid';
 
-/** Result of `llama_snapkv_compact` (status 0: compacted, 1: nothing to do, < 0: error). */
+/**
+ * `enum llama_snapkv_status` of the patched llama.h (native/patches), by name, as the addon exports
+ * it (`snapStatus`): `ok` compacted, `noop` nothing to do (L ≤ B); the `err*` values are negative and
+ * leave the cache unchanged: `errParams` invalid parameters, `errMemory` the context's memory is not
+ * a plain KV cache (sliding-window, hybrid, recurrent), `errModel` unsupported attention (SWA, ALiBi,
+ * multi-position RoPE, soft-capping, MLA), `errLayout` cells shared with another sequence, a pending
+ * shift or head sizes that split quantization blocks, `errWindow` window queries not captured,
+ * `errCompute` graph allocation or compute failed.
+ */
+export interface NativeSnapStatus {
+  readonly ok: number;
+  readonly noop: number;
+  readonly errParams: number;
+  readonly errMemory: number;
+  readonly errModel: number;
+  readonly errLayout: number;
+  readonly errWindow: number;
+  readonly errCompute: number;
+}
+
+/** Result of `llama_snapkv_compact` (`status`: a {@link NativeSnapStatus} value; < 0: `error` says why). */
 export interface NativeSnapResult {
   status: number;
   error: string;
@@ -100,6 +120,10 @@ export interface NativeSession {
   logits(i: number): Float32Array;
   setSampler(opts: { temperature?: number; topP?: number; seed?: number }): void;
   sample(i?: number): number;
+  /**
+   * `llama_snapkv_capture`: arms (window > 0) or disarms (0) the window-query capture.
+   * @throws Error with a `status` property (a negative {@link NativeSnapStatus} value) when refused.
+   */
   snapCapture(seqId: number, window: number): void;
   snap(
     seqId: number,
@@ -118,7 +142,10 @@ export interface NativeSession {
   compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
   /** `llama_state_seq_get_data`: the sequence's cells, positions, K and V. */
   stateGet(seqId: number): Promise<Buffer>;
-  /** `llama_state_seq_set_data` into an empty sequence; rejects when llama.cpp refuses the bytes. */
+  /**
+   * `llama_state_seq_set_data` into an empty sequence; rejects when llama.cpp refuses the bytes (the
+   * message carries `llama_snapkv_last_error`, e.g. an unknown SnapKV mask section version).
+   */
   stateSet(seqId: number, data: Buffer): Promise<void>;
   snapKept(): Int32Array;
   snapScores(): Float32Array;
@@ -137,6 +164,8 @@ export interface NativeAddon {
   loadModel(path: string, opts: { gpuLayers?: number; useMmap?: boolean }): Promise<NativeModel>;
   Session: new (model: NativeModel, opts: NativeSessionOptions) => NativeSession;
   systemInfo(): string;
+  /** `enum llama_snapkv_status` by name (frozen). */
+  snapStatus: NativeSnapStatus;
   /** Writes a llama GGUF of the given shape with seeded random weights (llama_model_init_from_user). */
   createSyntheticModel(path: string, shape: SyntheticShape): Promise<void>;
 }

@@ -5,7 +5,7 @@
  */
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
-import { loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult } from './native';
+import { loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult, type NativeSnapStatus } from './native';
 import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
 import fs from 'node:fs';
@@ -136,7 +136,8 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
       session.armSnap(w);
     } catch (e) {
       // e.g. a sliding-window model (its cache is not a plain KV cache): answer with full attention
-      session.snapUnavailable = (e as Error).message;
+      const status = (e as { status?: unknown }).status;
+      session.snapUnavailable = { message: (e as Error).message, status: typeof status === 'number' ? status : addon.snapStatus.errMemory };
     }
   }
   return session;
@@ -146,13 +147,15 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
 export class EngineSession {
   private nPast = 0;
   private busy = false;
+  /** The engine's `llama_snapkv_status` values by name. */
+  private readonly status: NativeSnapStatus = loadAddon().snapStatus;
   private window = 0;
   /** The sequence's tokens in order (positions 0…nPast−1), compressed or not. */
   private history: number[] = [];
   /** The last snap, recorded in state files. */
   private lastSnap: StateHeader['snap'] = null;
-  /** Why SnapKV cannot run in this session (set when arming the capture failed). */
-  snapUnavailable: string | undefined;
+  /** Why SnapKV cannot run in this session (set when arming the capture failed): the message and its {@link NativeSnapStatus} value. */
+  snapUnavailable: { message: string; status: number } | undefined;
   /** Default thread counts: decode uses {@link decodeThreadsFor} of the attended cells; undefined = fixed. */
   adaptiveThreads: ThreadCounts | undefined;
   private decodeThreads = 0;
@@ -240,9 +243,9 @@ export class EngineSession {
    */
   snap(params: SnapParams): Promise<SnapResult> {
     return this.exclusive(async () => {
-      if (this.snapUnavailable) throw new SnapRefusedError(this.snapUnavailable, -2);
+      if (this.snapUnavailable) throw new SnapRefusedError(this.snapUnavailable.message, this.snapUnavailable.status);
       if (params.window !== this.window) {
-        throw new SnapRefusedError(`the observation window (${params.window}) differs from the armed capture (${this.window})`, -1);
+        throw new SnapRefusedError(`the observation window (${params.window}) differs from the armed capture (${this.window})`, this.status.errParams);
       }
       const L = this.native.kvStats(0).cells;
       const budget = params.budget ?? Math.max(params.window, Math.round((params.ratio ?? 1) * L));
@@ -258,7 +261,7 @@ export class EngineSession {
         pyramidBeta: params.pyramidBeta,
       });
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
-      if (r.status === 0) {
+      if (r.status === this.status.ok) {
         this.lastSnap = { L: r.L, B: r.B, window: params.window, budget, kernel: params.kernel ?? 7, pooling: params.pooling ?? 'max', allocation: params.allocation ?? 'uniform' };
       }
       return snapResult(r);
@@ -502,5 +505,5 @@ export { AbortError };
 
 /** The session-level view of a native compaction result. */
 function snapResult(r: NativeSnapResult): SnapResult {
-  return { L: r.L, B: r.B, keptRows: r.kept, compacted: r.status === 0, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+  return { L: r.L, B: r.B, keptRows: r.kept, compacted: r.status === loadAddon().snapStatus.ok, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
 }
