@@ -153,7 +153,8 @@ else if (gpu !== 'cpu') fail(`unknown REPOSNAP_GPU='${gpu}' (cpu, cuda, vulkan, 
 
 run('cmake', ['-S', nativeDir, '-B', cmakeDir, ...defs], { stdio: ['ignore', 'ignore', 'inherit'] });
 // relative paths in ccache's hashes: a clone in another folder (CI) reuses the cache
-run('cmake', ['--build', cmakeDir, '--target', 'reposnap', '--parallel', jobs], {
+// the addon, and the patch series' own C++ test (native/test; run by test/engine/native-compact.test.ts)
+run('cmake', ['--build', cmakeDir, '--target', 'reposnap', 'snapkv-compact-test', '--parallel', jobs], {
   env: { ...process.env, CCACHE_BASEDIR: root, CCACHE_NOHASHDIR: 'true' },
 });
 
@@ -166,4 +167,7 @@ const out = path.join(buildDir, gpu === 'cpu' ? 'reposnap.node' : `reposnap-${gp
 // (copying over the file in place would change the pages under it)
 fs.copyFileSync(path.join(cmakeDir, 'reposnap.node'), `${out}.tmp-${process.pid}`);
 fs.renameSync(`${out}.tmp-${process.pid}`, out);
+const testExe = path.join(buildDir, gpu === 'cpu' ? 'snapkv-compact-test' : `snapkv-compact-test-${gpu}`);
+fs.copyFileSync(path.join(cmakeDir, 'snapkv-compact-test'), `${testExe}.tmp-${process.pid}`);
+fs.renameSync(`${testExe}.tmp-${process.pid}`, testExe);
 console.log(`[native] built ${path.relative(root, out)}`);
