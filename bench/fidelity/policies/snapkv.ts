@@ -4,7 +4,7 @@
  * tokens (the observation window) give it, pool the scores over neighbouring positions, keep the
  * top B − w, and always keep the window.
  *
- * This is the selection of RepoSnap's on-device graph (native/patches/0001-snapkv.patch),
+ * This is the selection of RepoSnap's on-device graph (native/patches/0002-snapkv-scoring-graph-of-the-window-s-attention-per-l.patch),
  * written again on the host from the engine's unpooled scores, so that every configuration of
  * the grid runs from one capture per window and goes through the same compaction as the other
  * policies. Same conventions as the engine: "same" padding, average pooling divides by the
