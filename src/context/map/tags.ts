@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-// `import = require` so that esbuild bundles web-tree-sitter's CommonJS build (its ES module build
-// locates its wasm through `import.meta.url`, which a CommonJS bundle does not have)
-import TreeSitter = require('web-tree-sitter');
+// `require` so that esbuild bundles web-tree-sitter's CommonJS build (its ES module build locates
+// its wasm through `import.meta.url`, which a CommonJS bundle does not have); a plain call rather
+// than `import = require`, which the webview's ES-module type check (media/tsconfig.json) refuses
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter');
 import type { Language, Node, Query } from 'web-tree-sitter';
 import type { GrammarId } from './languages';
 import { TAGS_QUERIES } from './queries';
