@@ -22,7 +22,7 @@ import { checkTinyModel, STORY } from '../helpers/models';
 let model: EngineModel;
 let prompt: Int32Array;
 
-// stories260K: 5 layers, 8 query heads, 4 KV heads, head size 8 (DESIGN.md, section 4)
+// stories260K: 5 layers, 8 query heads, 4 KV heads, head size 8 (from its GGUF header)
 const N_LAYER = 5;
 const N_HEAD_KV = 4;
 const N_EMBD_KV = 32; // n_head_kv × head size, for K and V
