@@ -100,6 +100,10 @@ node "$ROOT/test/e2e/fixture.mjs" "$WS"
 
 # --- start code-server --------------------------------------------------------------------
 PORT="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
+# the KV cache store (src/cache/location.ts) in the run's temporary folder, removed at the end:
+# a test run never writes to the user's real cache
+export REPOSNAP_CACHE_DIR="$WORK/cache"
+mkdir -p "$REPOSNAP_CACHE_DIR"
 PATH="$(dirname "$NODE24"):$PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
   --user-data-dir "$WORK/user" --extensions-dir "$WORK/extensions" --config "$WORK/config.yaml" \
   --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
@@ -113,6 +117,6 @@ curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null || { echo "[e2e] code-serve
 echo "[e2e] code-server $CODE_SERVER_VERSION on port $PORT after $(( $(date +%s) - START )) s"
 
 # --- drive it -----------------------------------------------------------------------------
-E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_EXTENSIONS="$WORK/extensions" E2E_OUT="$OUT" E2E_CHROMIUM="$CHROMIUM" \
+E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_CACHE_DIR="$REPOSNAP_CACHE_DIR" E2E_EXTENSIONS="$WORK/extensions" E2E_OUT="$OUT" E2E_CHROMIUM="$CHROMIUM" \
   node --import tsx --test --test-reporter=spec test/e2e/vscode.e2e.ts
 echo "[e2e] done in $(( $(date +%s) - START )) s; screenshots in $OUT"

@@ -5,7 +5,9 @@
  * thread and continue it in chat; ask a second question; open Show Cache Stats; kill the engine
  * process and see the next question answered by a new one; ask in a second thread while the
  * first answers (it waits, with its own controls); see an error card and its action open the
- * Settings editor at the setting; with no model, see the welcome card and choose a GGUF file.
+ * Settings editor at the setting; with no model, see the welcome card and choose a GGUF file;
+ * open a second window on the same folder and see its first question hit the first window's cache
+ * (the store is in the run's temporary REPOSNAP_CACHE_DIR, never the user's).
  * A screenshot of each step goes to $E2E_OUT.
  */
 import assert from 'node:assert/strict';
@@ -13,12 +15,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { workspaceCacheDir } from '../../src/cache/location';
 
 const URL = process.env.E2E_URL!;
 const WORKSPACE = process.env.E2E_WORKSPACE!;
 const EXTENSIONS = process.env.E2E_EXTENSIONS!;
 const OUT = process.env.E2E_OUT!;
 const CHROMIUM = process.env.E2E_CHROMIUM ?? '/usr/bin/chromium';
+/** The run's REPOSNAP_CACHE_DIR (.ci/e2e.sh): the extension's KV cache store lives under it. */
+const CACHE_DIR = process.env.E2E_CACHE_DIR!;
 const ANSWER_TIMEOUT = 90_000;
 
 let browser: Browser;
@@ -178,6 +183,32 @@ async function askInChat(chat: Frame, question: string): Promise<string> {
   await chat.locator('#input').fill(question);
   await chat.locator('#input').press('Enter');
   return answered(chat, n);
+}
+
+/**
+ * The 'RepoSnap: Explain' lens link of the line that contains `lineText`: the lens whose row ends
+ * right above that line on screen (a lens is drawn in a zone above its line). Waits (up to 15 s)
+ * until that line and its lens are rendered, so that lenses still being resolved or lines out of
+ * the viewport do not shift an index; fails naming the line.
+ */
+async function lensAbove(lineText: string): Promise<ReturnType<Page['locator']>> {
+  const line = page.locator('.monaco-editor .view-line', { hasText: lineText }).first();
+  const links = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'RepoSnap: Explain' });
+  const end = Date.now() + 15_000;
+  while (Date.now() < end) {
+    const lineBox = await line.boundingBox().catch(() => null);
+    if (lineBox) {
+      const n = await links.count();
+      for (let i = 0; i < n; i++) {
+        const box = await links.nth(i).boundingBox().catch(() => null);
+        // the lens zone sits directly above the line: its bottom is within a line's height of the line's top
+        if (box && box.y + box.height <= lineBox.y + 2 && box.y + box.height >= lineBox.y - lineBox.height) return links.nth(i);
+      }
+    }
+    await page.waitForTimeout(250);
+  }
+  await shot('xx-no-lens');
+  throw new Error(`no 'RepoSnap: Explain' lens above the line '${lineText}' after 15 s`);
 }
 
 before(async () => {
@@ -489,8 +520,8 @@ test('explain: the "RepoSnap: Explain" lens on a class opens its thread under th
     const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'RepoSnap: Explain' });
     await lens.first().waitFor({ timeout: 15_000 });
     const threadsBefore = await page.locator('.review-widget').count();
-    const classLens = page.locator('.monaco-editor .codelens-decoration').filter({ has: page.locator('a', { hasText: 'RepoSnap: Explain' }) }).nth(2); // circleArea, circlePerimeter, Rectangle
-    await classLens.locator('a', { hasText: 'RepoSnap: Explain' }).first().click();
+    const classLens = await lensAbove('export class Rectangle');
+    await classLens.click();
     const thread = page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' }).first();
     await thread.waitFor({ timeout: 30_000 });
     await thread.getByText('Continue in chat').waitFor({ timeout: ANSWER_TIMEOUT });
@@ -504,12 +535,41 @@ test('explain: the "RepoSnap: Explain" lens on a class opens its thread under th
     assert.ok(threadBox.y + 60 <= editorBox.y + editorBox.height, 'the thread\'s top is on screen');
     assert.equal(await page.locator('.comments-panel').filter({ visible: true }).count(), 0, 'the Comments panel stays closed');
     // a second click on the same lens reuses the thread
-    await classLens.locator('a', { hasText: 'RepoSnap: Explain' }).first().click();
+    await classLens.click();
     await page.waitForTimeout(1000);
     assert.equal(await page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' }).count(), 1);
     assert.equal(await page.locator('.review-widget').count(), threadsBefore + 1);
     await thread.getByText('Continue in chat').waitFor({ timeout: ANSWER_TIMEOUT });
   } finally {
     await page.setViewportSize({ width: 1440, height: 900 });
+  }
+});
+
+// last, so that the steps above see one engine process: a second window has its own engine
+test('cache: a second window on the same folder hits the first window\'s cache on its first question; the store is in the run\'s cache folder', async () => {
+  const first = page;
+  const second = await first.context().newPage();
+  page = second;
+  try {
+    await page.goto(`${URL}/?folder=${encodeURIComponent(WORKSPACE)}`);
+    const icon = page.locator('.part.activitybar a.action-label[aria-label^="RepoSnap"]');
+    await icon.waitFor({ timeout: 60_000 });
+    await icon.click();
+    const chat = await webviewFrame('#input');
+    // a new thread: the question reads the repository prefix only, no earlier turns
+    await chat.locator('#new').click();
+    await chat.locator('.msg').first().waitFor({ state: 'detached' });
+    await recordProgress(chat);
+    const badge = await askInChat(chat, 'Which file defines the Circle class?');
+    const seen = await chat.locator('#progress').evaluate(() => (window as unknown as { __progress: string[] }).__progress);
+    console.log(`second window: badge ${badge}; progress ${JSON.stringify([...new Set(seen)])}`);
+    await shot('23-second-window-cache-hit');
+    assert.match(badge, /L [\d,]+ → B 256 .* · cache hit$/, "the second window's first question restores the prefix the first window saved");
+    // the shared store is under the run's REPOSNAP_CACHE_DIR (.ci/e2e.sh), not the user's cache
+    const store = workspaceCacheDir(CACHE_DIR, WORKSPACE);
+    assert.ok(fs.existsSync(store) && fs.readdirSync(store).length > 0, `the store ${store} holds entries`);
+  } finally {
+    page = first;
+    await second.close();
   }
 });

@@ -45,6 +45,8 @@ test('the extension in VS Code: activation, commands, a question answered throug
       extensionDevelopmentPath: ROOT,
       extensionTestsPath: suite,
       launchArgs: [workspace, '--user-data-dir', user, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+      // the KV cache store goes to the run's temporary folder, never to the user's real cache (src/cache/location.ts)
+      extensionTestsEnv: { REPOSNAP_CACHE_DIR: path.join(tmp, 'cache') },
     });
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
