@@ -16,6 +16,7 @@ import {
   packedText,
   percent,
   sectionName,
+  STATUS_LABELS,
   type ContextFile,
   type ContextFileStatus,
   type ContextReport,
@@ -136,11 +137,12 @@ function fileRow(f: ContextFile): string {
   const slash = f.path.lastIndexOf('/');
   const name = `<span class="context-name">${esc(f.path.slice(slash + 1))}</span>${slash > 0 ? ` <span class="context-dir">${esc(f.path.slice(0, slash))}</span>` : ''}`;
   const label = share === null ? 'kept share not known' : `${percent(share)} of its KV positions kept`;
-  const status = f.status === 'full' ? '' : ` <span class="context-status">${esc(f.status)}</span>`;
+  const status = f.status === 'full' ? '' : ` <span class="context-status">${esc(STATUS_LABELS[f.status])}</span>`;
+  const tokens = f.tokens === null ? 'in the repository map' : `${f.tokens.toLocaleString('en-US')} tokens`;
   return (
-    `<li class="context-file" title="${esc(`${f.path} · ${f.tokens.toLocaleString('en-US')} tokens · ${label}`)}">` +
+    `<li class="context-file" title="${esc(`${f.path} · ${tokens} · ${label}`)}">` +
     `<a href="#" class="file-link context-path" data-path="${esc(f.path)}">${name}${status}</a>` +
-    `<span class="context-tokens">${f.tokens.toLocaleString('en-US')}</span>` +
+    `<span class="context-tokens">${f.tokens === null ? '–' : f.tokens.toLocaleString('en-US')}</span>` +
     shareCells(share) +
     `</li>`
   );

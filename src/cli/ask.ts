@@ -13,7 +13,7 @@ import { askRepository, DEFAULT_SNAP, type AskStats, type FollowUpMode } from '.
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
-import { intOption, numberOption, repoOption, UsageError } from './usage';
+import { intOption, numberOption, repoOption, retrievalShareOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
 
@@ -45,6 +45,11 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --include <glob>        pack only matching files (gitignore syntax; repeatable)
   --exclude <glob>        leave matching files out (gitignore syntax; repeatable; '!dist/' re-includes a default exclude)
   --no-default-excludes   pack lockfiles, build output, node_modules, … too
+  --packing smallest-first|ranked
+                          how files are chosen when the repository does not fit (default smallest-first);
+                          ranked: a file tree, files in full by PageRank, then a repository map of the rest
+  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
+                          retrieved chunks of files not in full (default 0: none)
   --thread <id>           the conversation this question belongs to (follow-ups reuse its turns)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
                           for the new question (default); continue: append to the thread's compressed cache
@@ -89,6 +94,8 @@ export async function runAsk(args: string[]): Promise<number> {
         include: { type: 'string', multiple: true },
         exclude: { type: 'string', multiple: true },
         'no-default-excludes': { type: 'boolean' },
+        packing: { type: 'string' },
+        'retrieval-share': { type: 'string' },
         thread: { type: 'string' },
         'follow-up': { type: 'string' },
         'cache-dir': { type: 'string' },
@@ -134,6 +141,11 @@ export async function runAsk(args: string[]): Promise<number> {
   const kvTypes = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
   const kvType = o['kv-type'] ?? 'f16';
   if (!kvTypes.includes(kvType)) throw new UsageError(`--kv-type must be one of ${kvTypes.join(', ')}`);
+
+  const packing = o.packing ?? 'smallest-first';
+  if (packing !== 'smallest-first' && packing !== 'ranked') throw new UsageError(`--packing must be smallest-first or ranked (got '${packing}')`);
+  const retrievalShare = retrievalShareOption(o['retrieval-share']);
+  if (retrievalShare > 0 && packing !== 'ranked') throw new UsageError('--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)');
 
   const followUp = o['follow-up'] ?? 'resnap';
   if (followUp !== 'resnap' && followUp !== 'continue') throw new UsageError(`--follow-up must be resnap or continue`);
@@ -187,7 +199,8 @@ export async function runAsk(args: string[]): Promise<number> {
         topP: numberOption('top-p', o['top-p'], 1, 0, 1),
         seed: o.seed === undefined ? undefined : intOption('seed', o.seed, 0, 0, 2 ** 32 - 1),
         maxFileBytes: o['max-file-bytes'] === undefined ? undefined : intOption('max-file-bytes', o['max-file-bytes'], 0, 1),
-        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'] },
+        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing },
+        retrievalShare,
         session: {
           threads: o.threads === undefined ? undefined : intOption('threads', o.threads, 0, 1, 512),
           threadsBatch: o['threads-batch'] === undefined ? undefined : intOption('threads-batch', o['threads-batch'], 0, 1, 512),

@@ -3,7 +3,7 @@
  * the summary line, the files in the prompt sorted by kept share (highest first) with their
  * tokens, then the files left out and why.
  */
-import { byKeptShare, leftOutText, percent, sectionName, summaryText, type ContextReport } from '../pipeline/context-report';
+import { byKeptShare, leftOutText, percent, sectionName, STATUS_LABELS, summaryText, type ContextReport } from '../pipeline/context-report';
 
 /** Width of the kept-share bar [characters]. */
 const BAR_CHARS = 10;
@@ -21,21 +21,24 @@ const BAR_CHARS = 10;
  * ```
  *
  * The prompt's sections that are not files (the ranked packing's file tree and repository map)
- * follow the files as `(file tree)`, `(repository map)`. A share that is not known (a continued
+ * follow the files as `(file tree)`, `(repository map)`, `(retrieved chunks)`. Files in the map
+ * only read `path (map)` with tokens `-` (counted in the map's row), files with retrieved chunks
+ * `path (retrieved)` with their chunks' tokens; their kept share reads `?` (not mapped to positions). A share that is not known (a continued
  * thread) reads `?`; `ignored` entries are counted in a last line, pointing to `reposnap pack --list`.
  */
 export function formatContextTable(report: ContextReport): string {
   const lines = [`context: ${summaryText(report.summary)}`];
   const rows = [
-    ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? f.path : `${f.path} (${f.status})`, tokens: f.tokens, keptShare: f.keptShare })),
+    ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? f.path : `${f.path} (${STATUS_LABELS[f.status]})`, tokens: f.tokens, keptShare: f.keptShare })),
     ...(report.sections ?? []).map((s) => ({ name: `(${sectionName(s.kind)})`, tokens: s.tokens, keptShare: s.keptShare })),
   ];
   if (rows.length > 0) {
-    const tokW = Math.max('tokens'.length, ...rows.map((r) => r.tokens.toLocaleString('en-US').length));
+    const tok = (t: number | null) => (t === null ? '-' : t.toLocaleString('en-US'));
+    const tokW = Math.max('tokens'.length, ...rows.map((r) => tok(r.tokens).length));
     lines.push(`  ${'kept'.padEnd(BAR_CHARS + 9)}${'tokens'.padStart(tokW)}  file`);
     for (const r of rows) {
       const share = r.keptShare === null ? `${' '.repeat(BAR_CHARS)}      ?` : `${bar(r.keptShare)} ${percent(r.keptShare).padStart(6)}`;
-      lines.push(`  ${share}  ${r.tokens.toLocaleString('en-US').padStart(tokW)}  ${r.name}`);
+      lines.push(`  ${share}  ${tok(r.tokens).padStart(tokW)}  ${r.name}`);
     }
   }
   const left = report.files.filter((f) => f.status === 'left-out');

@@ -3,6 +3,8 @@ import type { AskStats } from '../pipeline/ask';
 
 /**
  * `stats: L=… B=… ratio=… …` — key=value pairs, times in ms, speeds in tokens/s, sizes in bytes.
+ * With the ranked packing, `packing=ranked mapped=N retrieved=M` follow `skipped` (files in the
+ * repository map only, files with retrieved chunks; `ContextSummary`).
  */
 export function formatStats(s: AskStats): string {
   const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'nan');
@@ -14,6 +16,7 @@ export function formatStats(s: AskStats): string {
     `snap=${s.snap ? 'on' : 'off'}`,
     `files=${s.files}`,
     `skipped=${s.skipped}`,
+    ...(s.context?.summary.packing === 'ranked' ? ['packing=ranked', `mapped=${s.context.summary.mappedFiles ?? 0}`, `retrieved=${s.context.summary.retrievedFiles ?? 0}`] : []),
     ...(s.droppedTurns > 0 ? [`dropped_turns=${s.droppedTurns}`] : []),
     `pack_ms=${f(s.packMs)}`,
     `cache=${s.cache}`,

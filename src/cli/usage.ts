@@ -36,6 +36,20 @@ export function numberOption(name: string, value: string | undefined, def: numbe
 }
 
 /**
+ * Parses `--retrieval-share`: the share of the context kept for the question's retrieval
+ * section (`AskRequest.retrievalShare`), a number in [0, 1); default 0 (no retrieval).
+ * @throws UsageError when the value is not a number in [0, 1).
+ */
+export function retrievalShareOption(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const n = value.trim() === '' ? NaN : Number(value);
+  if (!Number.isFinite(n) || n < 0 || n >= 1) {
+    throw new UsageError(`--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '${value}'); e.g. --retrieval-share 0.15`);
+  }
+  return n;
+}
+
+/**
  * Resolves `--repo` (default: the current directory) to an absolute path.
  * @throws UsageError when it does not exist or is not a directory.
  */

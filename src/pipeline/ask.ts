@@ -409,15 +409,17 @@ async function prepareAndAnswer(
   const prefix = concatTokens([layout.head, ...pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text))]);
   // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
   let retrieval: Int32Array = new Int32Array(0);
+  let retrievedFiles: { path: string; tokens: number }[] = [];
   if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
     const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, signal: req.signal });
     if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
+    retrievedFiles = retrieved.chunks.map((c) => ({ path: c.path, tokens: model.tokenize(c.text).length }));
   }
   const questionPart = concatTokens([retrieval, suffix]);
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 
-  return answer({ session, req, key, prefix, suffix: questionPart, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
+  return answer({ session, req, key, prefix, suffix: questionPart, retrieval: { tokens: retrieval.length, files: retrievedFiles }, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
 }
 
 /** Stats of a prepare-only request: the prefix's tokens, nothing decoded. */
@@ -461,6 +463,8 @@ interface AnswerArgs {
   prefix: Int32Array;
   /** the retrieval section (ranked packing), earlier turns + the question */
   suffix: Int32Array;
+  /** The retrieval section at the start of `suffix`: its tokens, and each quoted chunk's file and tokens (context report). */
+  retrieval?: { tokens: number; files: { path: string; tokens: number }[] };
   pack: PackResult;
   packMs: number;
   t0: number;
@@ -626,7 +630,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
     kvBytesAfter: after.kvBytes,
     snap: req.snap.enabled,
     stopReason: summary.reason,
-    context: contextReport({ pack: a.pack, headTokens: a.layout.head.length, L, attention }),
+    context: contextReport({ pack: a.pack, headTokens: a.layout.head.length, L, attention, retrieval: a.retrieval }),
   };
 
   if (store && req.threadId) {

@@ -15,24 +15,30 @@ import type { SkippedFile, SkipReason } from '../context/types';
 
 /**
  * Where a file stands in the prompt: `'full'`, its whole text is a section of the prompt;
- * `'left-out'`, it is not in the prompt (`reason` says why). Issue 15 adds statuses such as
- * `'map'` (only its definitions, in a repository map) and `'retrieved'` (chunks retrieved for
- * the question): any status whose file has a span of prompt tokens gets a kept share the same way.
+ * `'map'`, only its definitions are in the ranked packing's repository map (`PackResult.mapped`);
+ * `'retrieved'`, chunks of it (functions, methods, small types) are in the question's retrieval
+ * section (issue 15; a retrieved file may also be in the map); `'left-out'`, it is not in the
+ * prompt (`reason` says why).
  */
-export type ContextFileStatus = 'full' | 'left-out';
+export type ContextFileStatus = 'full' | 'map' | 'retrieved' | 'left-out';
 
 /** One file of the repository as the answer saw it (`reposnap ask --json`, `context.files`). */
 export interface ContextFile {
   /** Path relative to the repository root, `/`-separated. */
   path: string;
   status: ContextFileStatus;
-  /** Tokens the file takes in the prompt [tokens]; 0 for a left-out file. */
-  tokens: number;
+  /**
+   * Tokens the file takes in the prompt [tokens]: its section for `'full'`; for `'retrieved'`,
+   * its retrieved chunks' texts tokenized one by one (without the section's headers); 0 for a
+   * left-out file; `null` for `'map'` (the map's tokens are counted as a whole, in the `'map'` section).
+   */
+  tokens: number | null;
   /**
    * Share of the file's KV positions kept, over all layers and KV heads, in [0, 1]: kept
    * (layer, head, position) triples inside the file's span ÷ (tokens × nLayer × nHeadKv).
-   * 1 with full attention (SnapKV off, refused, or L ≤ B). `null` for a left-out file, and when
-   * not known: a follow-up that continued the thread's compressed cache (its positions were
+   * 1 with full attention (SnapKV off, refused, or L ≤ B). `null` for a left-out file, for
+   * `'map'` and `'retrieved'` files (their lines are not mapped to token ranges; the map's and the
+   * retrieval section's shares are in `ContextReport.sections`), and when not known: a follow-up that continued the thread's compressed cache (its positions were
    * chosen by an earlier question's snap).
    */
   keptShare: number | null;
@@ -58,6 +64,12 @@ export interface ContextSummary {
    * `.gitignore` or the excludes left out unread are not counted (see `ignored`).
    */
   totalFiles: number;
+  /** How files were chosen (`PackResult.packing`); absent for a report built without it. */
+  packing?: 'smallest-first' | 'ranked';
+  /** Files whose status is `'map'` (in the repository map only); absent in reports stored before issue 15. */
+  mappedFiles?: number;
+  /** Files whose status is `'retrieved'`; absent in reports stored before issue 15. */
+  retrievedFiles?: number;
   /** Entries left out unread by `.gitignore`, `.git/info/exclude` and the exclude patterns (a directory counts once). */
   ignored: number;
   /** Tokens of the packed file sections [tokens]. */
@@ -74,9 +86,9 @@ export interface ContextSummary {
   keptRatio: number | null;
 }
 
-/** A section of the prompt that is not one file (the ranked packing's file tree and repository map). */
+/** A section of the prompt that is not one file (the ranked packing's file tree, repository map and retrieval section). */
 export interface ContextSection {
-  /** The section's kind (`PackSection.kind`: `'tree'`, `'map'`). */
+  /** The section's kind (`PackSection.kind`: `'tree'`, `'map'`; `'retrieval'` for the question's retrieved chunks). */
   kind: string;
   tokens: number;
   /** As {@link ContextFile.keptShare}, over the section's span. */
@@ -170,7 +182,20 @@ export interface ContextReportInput {
    * The prompt's sections in prompt order (`kind` `'file'` with its `path` for a file in full), the
    * files left out, and the count of ignored entries (see `PackResult`).
    */
-  pack: { sections: readonly { kind: string; path?: string; tokens: number }[]; skipped: readonly SkippedFile[]; ignoredCount: number };
+  pack: {
+    sections: readonly { kind: string; path?: string; tokens: number }[];
+    skipped: readonly SkippedFile[];
+    ignoredCount: number;
+    /** How files were chosen (`PackResult.packing`). */
+    packing?: 'smallest-first' | 'ranked';
+    /** Files in the repository map (`PackResult.mapped`); default none. */
+    mapped?: readonly { path: string }[];
+  };
+  /**
+   * The question's retrieval section (ranked packing), right after the last pack section: its
+   * tokens in the prompt and each retrieved file with its chunks' tokens [tokens]. Default none.
+   */
+  retrieval?: { tokens: number; files: readonly { path: string; tokens: number }[] };
   /** Tokens before the first section (the template's head, BOS included). */
   headTokens: number;
   /** Prompt tokens L (the sequence's length when SnapKV ran). */
@@ -186,7 +211,9 @@ export interface ContextReportInput {
  */
 export function contextReport(input: ContextReportInput): ContextReport {
   const { pack, L, attention } = input;
-  const spans = sectionSpans(input.headTokens, pack.sections.map((f) => f.tokens));
+  const retrieval = input.retrieval !== undefined && input.retrieval.tokens > 0 ? input.retrieval : undefined;
+  const spanSections = [...pack.sections, ...(retrieval ? [{ kind: 'retrieval', tokens: retrieval.tokens }] : [])];
+  const spans = sectionSpans(input.headTokens, spanSections.map((f) => f.tokens));
   const end = spans.length > 0 ? spans[spans.length - 1]!.end : input.headTokens;
   if (end > L) throw new RangeError(`the packed sections end at token ${end}, past the prompt's ${L} tokens`);
 
@@ -212,19 +239,38 @@ export function contextReport(input: ContextReportInput): ContextReport {
 
   const files: ContextFile[] = [];
   const sections: ContextSection[] = [];
-  pack.sections.forEach((sec, i) => {
+  spanSections.forEach((sec, i) => {
     if (sec.kind === 'file' && sec.path !== undefined) files.push({ path: sec.path, status: 'full', tokens: sec.tokens, keptShare: shares[i]! });
     else sections.push({ kind: sec.kind, tokens: sec.tokens, keptShare: shares[i]! });
   });
   const packed = files.length;
-  const fileTokens = files.reduce((n, f) => n + f.tokens, 0);
+  const fileTokens = files.reduce((n, f) => n + (f.tokens ?? 0), 0);
+  const retrievedTokens = new Map<string, number>();
+  for (const r of retrieval?.files ?? []) retrievedTokens.set(r.path, (retrievedTokens.get(r.path) ?? 0) + r.tokens);
+  const mappedPaths = new Set((pack.mapped ?? []).map((m) => m.path));
+  let mappedFiles = 0;
+  let retrievedFiles = 0;
   for (const s of pack.skipped) {
+    const chunkTokens = retrievedTokens.get(s.path);
+    if (chunkTokens !== undefined) {
+      files.push({ path: s.path, status: 'retrieved', tokens: chunkTokens, keptShare: null });
+      retrievedFiles++;
+      continue;
+    }
+    if (mappedPaths.has(s.path)) {
+      files.push({ path: s.path, status: 'map', tokens: null, keptShare: null });
+      mappedFiles++;
+      continue;
+    }
     files.push({ path: s.path, status: 'left-out', tokens: 0, keptShare: null, reason: s.reason, ...(s.detail !== undefined ? { detail: s.detail } : {}) });
   }
   return {
     summary: {
       packedFiles: packed,
       totalFiles: packed + pack.skipped.length,
+      ...(pack.packing !== undefined ? { packing: pack.packing } : {}),
+      mappedFiles,
+      retrievedFiles,
       ignored: pack.ignoredCount,
       fileTokens,
       promptTokens: L,
@@ -251,8 +297,16 @@ export function byKeptShare(files: readonly ContextFile[]): ContextFile[] {
 
 /** The name of a section that is not a file: "file tree", "repository map" (else its kind). */
 export function sectionName(kind: string): string {
-  return kind === 'tree' ? 'file tree' : kind === 'map' ? 'repository map' : kind;
+  return kind === 'tree' ? 'file tree' : kind === 'map' ? 'repository map' : kind === 'retrieval' ? 'retrieved chunks' : kind;
 }
+
+/** One short label per status, for the CLI's table and the chat's Context line. */
+export const STATUS_LABELS: Record<ContextFileStatus, string> = {
+  full: 'full',
+  map: 'map',
+  retrieved: 'retrieved',
+  'left-out': 'left out',
+};
 
 /** Plain words for why a file was left out (the CLI's table and the chat's Context line). */
 export const LEFT_OUT_REASONS: Record<SkipReason, string> = {

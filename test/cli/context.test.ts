@@ -49,7 +49,7 @@ test('ask --json: context.files lists every file looked at with status, tokens a
   for (const p of ['.gitignore', 'a.ts', 'b.ts']) {
     const f = byPath.get(p)!;
     assert.equal(f.status, 'full', p);
-    assert.ok(Number.isInteger(f.tokens) && f.tokens > 0, `${p}: ${f.tokens} tokens`);
+    assert.ok(Number.isInteger(f.tokens) && f.tokens! > 0, `${p}: ${f.tokens} tokens`);
     assert.ok(f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, `${p}: share ${f.keptShare}`);
   }
   assert.deepEqual(
@@ -61,7 +61,10 @@ test('ask --json: context.files lists every file looked at with status, tokens a
     packedFiles: 3,
     totalFiles: 5,
     ignored: 1, // node_modules/, one entry, never entered
-    fileTokens: ['.gitignore', 'a.ts', 'b.ts'].reduce((n, p) => n + byPath.get(p)!.tokens, 0),
+    fileTokens: ['.gitignore', 'a.ts', 'b.ts'].reduce((n, p) => n + byPath.get(p)!.tokens!, 0),
+    packing: 'smallest-first',
+    mappedFiles: 0,
+    retrievedFiles: 0,
     promptTokens: stats.L,
     attention: 'snapkv',
     keptPerHead: 64,

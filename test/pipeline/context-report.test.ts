@@ -59,7 +59,7 @@ test('kept positions per (layer, KV head) map to the files of a hand-built promp
     { path: 'big.ts', status: 'left-out', tokens: 0, keptShare: null, reason: 'over-budget', detail: 'needs 900 tokens, 2 of 10 left (larger files are dropped first)' },
     { path: 'logo.png', status: 'left-out', tokens: 0, keptShare: null, reason: 'binary' },
   ]);
-  assert.deepEqual(r.summary, { packedFiles: 2, totalFiles: 4, ignored: 7, fileTokens: 8, promptTokens: 13, attention: 'snapkv', keptPerHead: 4, keptRatio: 4 / 13 });
+  assert.deepEqual(r.summary, { packedFiles: 2, totalFiles: 4, mappedFiles: 0, retrievedFiles: 0, ignored: 7, fileTokens: 8, promptTokens: 13, attention: 'snapkv', keptPerHead: 4, keptRatio: 4 / 13 });
   assert.deepEqual(r.sections, []);
   assert.equal(summaryText(r.summary), 'Packed 2 of 4 files (8 tokens) · SnapKV kept 4 per head (31 %)');
   assert.deepEqual(byKeptShare(r.files).map((f) => f.path), ['a.ts', 'b.ts']);
@@ -160,7 +160,7 @@ async function checkAgainstSession(repo: string, packing: 'smallest-first' | 'ra
   // the prompt's sections, in order, as the report names them
   const rows = pack!.sections.map((sec) =>
     sec.kind === 'file'
-      ? { name: sec.path!, text: formatFileSection(sec.path!, fs.readFileSync(path.join(repo, sec.path!), 'utf8')), share: packed.find((f) => f.path === sec.path)!.keptShare, tokens: packed.find((f) => f.path === sec.path)!.tokens }
+      ? { name: sec.path!, text: formatFileSection(sec.path!, fs.readFileSync(path.join(repo, sec.path!), 'utf8')), share: packed.find((f) => f.path === sec.path)!.keptShare, tokens: packed.find((f) => f.path === sec.path)!.tokens! }
       : { name: sec.kind, text: sec.text, share: report.sections.find((x) => x.kind === sec.kind)!.keptShare, tokens: report.sections.find((x) => x.kind === sec.kind)!.tokens },
   );
   let at = tokens.length;
