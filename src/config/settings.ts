@@ -56,6 +56,17 @@ export interface ReposnapSettings {
   exclude: string[];
   /** Files larger than this [bytes] are not packed. */
   maxFileBytes: number;
+  /**
+   * How files are chosen when the repository does not fit (`PackOptions.packing`, issue 15):
+   * `smallest-first`, the smallest files in full; `ranked`, a file tree, the highest-PageRank
+   * files in full (favouring the files open in editors) and a repository map of the others.
+   */
+  packing: 'smallest-first' | 'ranked';
+  /**
+   * With `packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
+   * retrieved chunks of files not in full (`AskRequest.retrievalShare`); 0 = no retrieval.
+   */
+  retrievalShare: number;
   /** Show an "Explain" CodeLens above functions, methods and classes. */
   codeLens: boolean;
 }
@@ -80,6 +91,8 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   include: [],
   exclude: [],
   maxFileBytes: 262144,
+  packing: 'smallest-first',
+  retrievalShare: 0.15,
   codeLens: true,
 } satisfies ReposnapSettings);
 
@@ -150,6 +163,15 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     }
     return v;
   };
+  const share = (key: keyof ReposnapSettings): number => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return DEFAULT_SETTINGS[key] as number;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v >= 1) {
+      bad(key, 'must be a number with 0 <= share < 1', v);
+      return DEFAULT_SETTINGS[key] as number;
+    }
+    return v;
+  };
   const globs = (key: keyof ReposnapSettings): string[] => {
     const v = source.get<unknown>(key);
     if (v === undefined || v === null) return [...(DEFAULT_SETTINGS[key] as string[])];
@@ -179,6 +201,8 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     include: globs('include'),
     exclude: globs('exclude'),
     maxFileBytes: int('maxFileBytes', 1),
+    packing: oneOf('packing', ['smallest-first', 'ranked']),
+    retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
   };
   if (settings.budget < settings.window) {

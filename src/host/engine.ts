@@ -5,6 +5,7 @@
  * {@link answer} is the one place that calls it.
  */
 import { CacheStore } from '../cache/store';
+import { TagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
 import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
 import type { FollowUpMode } from '../config/settings';
@@ -51,7 +52,20 @@ function storeFor(dir: string | undefined): CacheStore | undefined {
   return store;
 }
 
-/** Maps a wire request to the pipeline's request. */
+let tagsCache: TagsCache | undefined;
+
+/**
+ * The parse cache of the ranked packing (`PackOptions.tagsCache`): one per engine process, so one
+ * per window (each window starts its own engine), made on the first ranked question; repeated
+ * questions and the watcher's refreshes re-parse only files whose content changed. Bounded: it
+ * evicts the least recently used entries beyond `DEFAULT_TAGS_CACHE_ENTRIES` (one per file content).
+ */
+export function engineTagsCache(): TagsCache {
+  tagsCache ??= new TagsCache();
+  return tagsCache;
+}
+
+/** Maps a wire request to the pipeline's request (the ranked packing gets the process's {@link engineTagsCache}). */
 export function toAskRequest(params: AskParams, model: EngineModel, signal: AbortSignal): HostAskRequest {
   const s = params.settings;
   return {
@@ -71,7 +85,13 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     followUpMode: s.followUpMode,
     include: s.include,
     exclude: s.exclude,
-    pack: { include: s.include, exclude: s.exclude },
+    pack: {
+      include: s.include,
+      exclude: s.exclude,
+      packing: s.packing,
+      ...(s.packing === 'ranked' ? { recentFiles: params.recentFiles ?? [], tagsCache: engineTagsCache() } : {}),
+    },
+    retrievalShare: s.packing === 'ranked' ? s.retrievalShare : 0,
     store: storeFor(params.cacheDir),
     prepareOnly: params.prepareOnly,
   };

@@ -33,6 +33,12 @@ export interface AskParams {
   cacheDir?: string;
   /** Only bring the cached repository prefix up to date (the file watcher); `question` is ''. */
   prepareOnly?: boolean;
+  /**
+   * Files open in the window's editors, relative to `repo` (`/`-separated, paths only, never
+   * contents), sorted; with `settings.packing: 'ranked'` the ranking favours them
+   * (`PackOptions.recentFiles`). Default none.
+   */
+  recentFiles?: string[];
 }
 
 /** Messages from the extension host to the engine process. */

@@ -20,6 +20,20 @@ import type { QuestionRecords } from '../stats/records';
 import type { StatusBar } from '../stats/status';
 import { EngineClient, EngineCrashedError } from './client';
 import type { WireAskEvent, WireAskStats } from './protocol';
+import { recentFilesIn } from './recent-files';
+
+/**
+ * The ranked packing's `recentFiles` for `folder`: the files open in the window's tabs and
+ * visible editors (`file:` documents only), relative to the folder (`recentFilesIn`).
+ */
+function openFiles(folder: vscode.WorkspaceFolder): string[] {
+  const uris: vscode.Uri[] = [];
+  for (const group of vscode.window.tabGroups?.all ?? []) {
+    for (const tab of group.tabs) if (tab.input instanceof vscode.TabInputText) uris.push(tab.input.uri);
+  }
+  for (const editor of vscode.window.visibleTextEditors ?? []) uris.push(editor.document.uri);
+  return recentFilesIn(folder.uri.fsPath, uris.filter((u) => u.scheme === 'file').map((u) => u.fsPath));
+}
 
 /** One question from a feature. */
 export interface ServiceAsk {
@@ -129,7 +143,7 @@ export class EngineService implements vscode.Disposable {
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
-        { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: await this.cacheDir(folder) },
+        { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: await this.cacheDir(folder), recentFiles: openFiles(folder) },
         {
           signal: q.signal,
           onEvent: (e) => {
@@ -250,6 +264,7 @@ export class EngineService implements vscode.Disposable {
       settings,
       cacheDir: await this.cacheDir(folder),
       prepareOnly: true,
+      recentFiles: openFiles(folder),
     });
   }
 
