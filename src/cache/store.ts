@@ -761,7 +761,8 @@ function isFolder(p: string, follow = true): boolean {
   }
 }
 
-function safeReaddir(dir: string): string[] {
+/** The names in `dir`, or none when it cannot be read (missing, not a folder, no permission). */
+export function safeReaddir(dir: string): string[] {
   try {
     return fs.readdirSync(dir);
   } catch {

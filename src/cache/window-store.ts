@@ -22,6 +22,7 @@ import path from 'node:path';
 import { acquireLock, type Lock } from './lock';
 import { defaultCacheRoot, workspaceCacheDir } from './location';
 import { ENTRY_ID } from './schema';
+import { safeReaddir } from './store';
 
 /** How long adoption waits for a live holder of either folder's lock [ms] (as long as a store operation). */
 const ADOPT_LOCK_TIMEOUT_MS = 10_000;
@@ -94,7 +95,7 @@ export async function adoptWindowStore(from: string, to: string, options: AdoptO
     for (const kind of ['prefix', 'thread'] as const) {
       const src = path.join(from, kind);
       const dst = path.join(to, kind);
-      for (const name of readdir(src)) {
+      for (const name of safeReaddir(src)) {
         const stem = name.slice(0, -'.json'.length);
         if (!name.endsWith('.json') || !ENTRY_ID[kind].test(stem)) continue;
         fs.mkdirSync(dst, { recursive: true });
@@ -148,12 +149,4 @@ export async function folderStoreDir(folder: string, options: AdoptOptions & { w
     }
   }
   return dir;
-}
-
-function readdir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
 }
