@@ -20,6 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CacheStore } from '../src/cache/store';
 import { loadModel } from '../src/engine/model';
+import { SNAP_DEFAULTS } from '../src/config/snap-options';
 import { askRepository, type AskStats } from '../src/pipeline/ask';
 import { resolveBenchModel, textSyntheticModel } from './models';
 
@@ -48,7 +49,7 @@ async function main() {
         followUp,
         contextSize: target + 512,
         maxTokens,
-        snap: { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max' },
+        snap: SNAP_DEFAULTS,
         session: { flashAttention: 'auto' },
       },
       (e) => {
@@ -80,7 +81,7 @@ async function main() {
 
   const cold = rows[0]![1].ttftMs;
   const lines = [
-    `model ${bench?.label ?? model.info.description} (${path.basename(file)}), prompt ≈ ${rows[0]![1].L} tokens, ${packed.length} files, B = 1024, decode ${rows[0]![1].decodeTokS.toFixed(1)} tok/s at B; ${new Date().toISOString()}`,
+    `model ${bench?.label ?? model.info.description} (${path.basename(file)}), prompt ≈ ${rows[0]![1].L} tokens, ${packed.length} files, B = ${SNAP_DEFAULTS.budget}, decode ${rows[0]![1].decodeTokS.toFixed(1)} tok/s at B; ${new Date().toISOString()}`,
     '| question | cache | reused tokens | prefilled | restore ms | prefill ms | snap ms | TTFT ms | vs cold |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map(([name, s]) => `| ${name} | ${s.cache} | ${s.reusedTokens} | ${s.prefilledTokens} | ${s.restoreMs.toFixed(0)} | ${s.prefillMs.toFixed(0)} | ${s.snapMs.toFixed(0)} | ${s.ttftMs.toFixed(0)} | ${(cold / s.ttftMs).toFixed(1)}× |`),

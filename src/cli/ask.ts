@@ -9,7 +9,8 @@ import { loadModel } from '../engine/model';
 import type { KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
-import { askRepository, DEFAULT_SNAP, type AskStats, type FollowUpMode } from '../pipeline/ask';
+import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask';
+import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
@@ -21,12 +22,12 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --model <file|uri>      GGUF model file, or hf:user/repo:quant / hf:user/repo/file.gguf / https URL
                           downloaded once into <cache-dir>/models and SHA-256 checked (or REPOSNAP_MODEL)
   --model-sha256 <hex>    expected SHA-256 of the model file (default for hf: URIs: the hub's LFS digest)
-  --budget <B>            SnapKV budget: KV cells kept per layer and KV head, window included (default 1024)
-  --window <w>            SnapKV observation window in tokens (default 32)
-  --kernel <k>            SnapKV pooling kernel, odd (default 7)
-  --pooling max|avg       SnapKV pooling (default max)
-  --allocation uniform|adakv|pyramid
-                          how the budget is shared among layers and KV heads, same total (default uniform;
+  --budget <B>            SnapKV budget: KV cells kept per layer and KV head, window included (default ${SNAP_DEFAULTS.budget})
+  --window <w>            SnapKV observation window in tokens (default ${SNAP_DEFAULTS.window})
+  --kernel <k>            SnapKV pooling kernel, odd (default ${SNAP_DEFAULTS.kernel})
+  --pooling ${SNAP_POOLINGS.join('|')}       SnapKV pooling (default ${SNAP_DEFAULTS.pooling})
+  --allocation ${BUDGET_ALLOCATIONS.join('|')}
+                          how the budget is shared among layers and KV heads, same total (default ${SNAP_DEFAULTS.allocation};
                           adakv and pyramid hold up to ~2x the cells: see bench/results/allocation.json)
   --no-snap               answer with full attention (no compression)
   --context-size <n>      context size in tokens (default: the model's training context, at most 8192);
@@ -125,17 +126,7 @@ export async function runAsk(args: string[]): Promise<number> {
   const sha256 = o['model-sha256'];
   if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) throw new UsageError('--model-sha256 must be 64 hex digits');
 
-  const pooling = o.pooling ?? 'max';
-  if (pooling !== 'max' && pooling !== 'avg') throw new UsageError(`--pooling must be max or avg (got '${pooling}')`);
-  const allocation = o.allocation ?? 'uniform';
-  if (allocation !== 'uniform' && allocation !== 'adakv' && allocation !== 'pyramid') {
-    throw new UsageError(`--allocation must be uniform, adakv or pyramid (got '${allocation}')`);
-  }
-  const window = intOption('window', o.window, DEFAULT_SNAP.window, 1, 4096);
-  const budget = intOption('budget', o.budget, DEFAULT_SNAP.budget, 1);
-  if (budget < window) throw new UsageError(`--budget (${budget}) must be at least --window (${window})`);
-  const kernel = intOption('kernel', o.kernel, DEFAULT_SNAP.kernel, 1, 255);
-  if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
+  const snap = snapOptions(o);
   const fa = o['flash-attention'] ?? 'auto';
   if (fa !== 'on' && fa !== 'off' && fa !== 'auto') throw new UsageError(`--flash-attention must be on, off or auto`);
   const kvTypes = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
@@ -191,7 +182,7 @@ export async function runAsk(args: string[]): Promise<number> {
         repo,
         question,
         model,
-        snap: { enabled: !o['no-snap'], window, budget, kernel, pooling, allocation },
+        snap,
         contextSize: o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64),
         forceContextSize: o['force-context-size'] ?? false,
         maxTokens: intOption('max-tokens', o['max-tokens'], 256, 1),
@@ -246,4 +237,32 @@ export async function runAsk(args: string[]): Promise<number> {
   if (o['show-context'] && stats.context) process.stderr.write(`${formatContextTable(stats.context)}\n`);
   process.stderr.write(o.json ? `${JSON.stringify(stats)}\n` : `${formatStats(stats)}\n`);
   return 0;
+}
+
+/**
+ * The SnapKV options of `reposnap ask`'s flags: `--window`, `--budget`, `--kernel`, `--pooling`,
+ * `--allocation`, `--no-snap`; a flag not given takes {@link SNAP_DEFAULTS}, ranges are {@link SNAP_LIMITS}.
+ * @throws UsageError naming the flag for a value out of range, an even kernel, or a budget below the window.
+ */
+export function snapOptions(o: { window?: string; budget?: string; kernel?: string; pooling?: string; allocation?: string; 'no-snap'?: boolean }): SnapOptions {
+  const pooling = o.pooling ?? SNAP_DEFAULTS.pooling;
+  if (!(SNAP_POOLINGS as readonly string[]).includes(pooling)) throw new UsageError(`--pooling must be ${SNAP_POOLINGS.join(' or ')} (got '${pooling}')`);
+  const allocation = o.allocation ?? SNAP_DEFAULTS.allocation;
+  if (!(BUDGET_ALLOCATIONS as readonly string[]).includes(allocation)) {
+    throw new UsageError(`--allocation must be ${BUDGET_ALLOCATIONS.slice(0, -1).join(', ')} or ${BUDGET_ALLOCATIONS.at(-1)} (got '${allocation}')`);
+  }
+  const window = intOption('window', o.window, SNAP_DEFAULTS.window, SNAP_LIMITS.window.min, SNAP_LIMITS.window.max);
+  const budget = intOption('budget', o.budget, SNAP_DEFAULTS.budget, SNAP_LIMITS.budget.min, SNAP_LIMITS.budget.max);
+  const belowWindow = budgetBelowWindow(budget, window, { budget: '--budget', window: '--window' });
+  if (belowWindow) throw new UsageError(belowWindow);
+  const kernel = intOption('kernel', o.kernel, SNAP_DEFAULTS.kernel, SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max);
+  if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
+  return {
+    enabled: !o['no-snap'],
+    window,
+    budget,
+    kernel,
+    pooling: pooling as SnapOptions['pooling'],
+    allocation: allocation as SnapOptions['allocation'],
+  };
 }

@@ -7,6 +7,7 @@
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
 import type { BudgetAllocation, KvCacheType } from '../engine/native';
+import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, type SnapPooling } from './snap-options';
 
 /** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
 export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
@@ -35,7 +36,7 @@ export interface ReposnapSettings {
   /** SnapKV observation window w [tokens]. */
   window: number;
   /** SnapKV pooling over the prefix scores. */
-  pooling: 'max' | 'avg';
+  pooling: SnapPooling;
   /** SnapKV pooling kernel [tokens], odd. */
   kernel: number;
   /** How the SnapKV budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total, more cells). */
@@ -71,18 +72,18 @@ export interface ReposnapSettings {
   codeLens: boolean;
 }
 
-/** Defaults: SnapKV's from the paper (README, "How it works"), the packer's, and the engine's. */
+/** Defaults: SnapKV's ({@link SNAP_DEFAULTS}, from the paper: README, "How it works"), the packer's, and the engine's. */
 export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M',
   modelDirectory: '',
   gpu: 'auto',
   gpuLayers: 999,
-  snap: true,
-  budget: 1024,
-  window: 32,
-  pooling: 'max',
-  kernel: 7,
-  budgetAllocation: 'uniform',
+  snap: SNAP_DEFAULTS.enabled,
+  budget: SNAP_DEFAULTS.budget,
+  window: SNAP_DEFAULTS.window,
+  pooling: SNAP_DEFAULTS.pooling,
+  kernel: SNAP_DEFAULTS.kernel,
+  budgetAllocation: SNAP_DEFAULTS.allocation,
   contextSize: 0,
   maxTokens: 512,
   flashAttention: 'auto',
@@ -115,8 +116,8 @@ const KV_TYPES: readonly KvCacheType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 
 
 /**
  * Reads every `reposnap.*` setting from `source`, checks type and range, and falls back to the
- * default (with a line in `problems`) for a missing or invalid value. Cross-field rule: the
- * budget is at least the window.
+ * default (with a line in `problems`) for a missing or invalid value. The SnapKV keys' ranges and
+ * the cross-field rule (the budget is at least the window) are snap-options.ts's.
  */
 export function readSettings(source: ConfigurationSource): SettingsReading {
   const problems: string[] = [];
@@ -188,11 +189,11 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     gpu: oneOf<GpuChoice>('gpu', ['auto', 'cuda', 'vulkan', 'metal', 'cpu']),
     gpuLayers: int('gpuLayers', 0),
     snap: bool('snap'),
-    budget: int('budget', 1),
-    window: int('window', 1, 4096),
-    pooling: oneOf('pooling', ['max', 'avg']),
-    kernel: int('kernel', 1, 255, true),
-    budgetAllocation: oneOf<BudgetAllocation>('budgetAllocation', ['uniform', 'adakv', 'pyramid']),
+    budget: int('budget', SNAP_LIMITS.budget.min, SNAP_LIMITS.budget.max),
+    window: int('window', SNAP_LIMITS.window.min, SNAP_LIMITS.window.max),
+    pooling: oneOf<SnapPooling>('pooling', SNAP_POOLINGS),
+    kernel: int('kernel', SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max, true),
+    budgetAllocation: oneOf<BudgetAllocation>('budgetAllocation', BUDGET_ALLOCATIONS),
     contextSize: int('contextSize', 0),
     maxTokens: int('maxTokens', 1),
     flashAttention: oneOf('flashAttention', ['auto', 'on', 'off']),
@@ -205,9 +206,10 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
   };
-  if (settings.budget < settings.window) {
-    problems.push(`reposnap.budget (${settings.budget}) must be at least reposnap.window (${settings.window}); using ${Math.max(DEFAULT_SETTINGS.budget, settings.window)}`);
+  const belowWindow = budgetBelowWindow(settings.budget, settings.window, { budget: 'reposnap.budget', window: 'reposnap.window' });
+  if (belowWindow) {
     settings.budget = Math.max(DEFAULT_SETTINGS.budget, settings.window);
+    problems.push(`${belowWindow}; using ${settings.budget}`);
   }
   return { settings, problems };
 }

@@ -15,30 +15,18 @@ import { retrieveChunks } from '../context/retrieve/retrieve';
 import { AbortError, EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
 import { estimateContextBytes } from '../engine/memory';
-import type { BudgetAllocation, KvCacheType } from '../engine/native';
+import type { KvCacheType } from '../engine/native';
+import type { FollowUpMode } from '../config/settings';
+import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
 import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../prompt/prompt';
 import { contextReport, type AttentionInput, type ContextReport } from './context-report';
 
-/** SnapKV settings of a question; `enabled: false` answers with full attention. */
-export interface SnapSettings {
-  enabled: boolean;
-  /** Observation window w [tokens]. Default 32. */
-  window: number;
-  /** Budget B [cells per layer and KV head], window included. Default 1024. */
-  budget: number;
-  /** Pooling kernel (odd). Default 7. */
-  kernel: number;
-  pooling: 'max' | 'avg';
-  /** How the budget is shared among layers and KV heads (see {@link BudgetAllocation}). Default 'uniform'. */
-  allocation?: BudgetAllocation;
-}
+/** The SnapKV defaults ({@link SNAP_DEFAULTS}), under the name the tests and benchmarks import from the pipeline. */
+export const DEFAULT_SNAP: Readonly<SnapOptions> = SNAP_DEFAULTS;
 
-/** Defaults from the SnapKV paper and its reference implementation (Li et al. 2024, sec. 4; README, "How it works"). */
-export const DEFAULT_SNAP: SnapSettings = { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform' };
-
-/** How a follow-up uses the thread: re-snap from the full prefix, or continue the compressed cache. */
-export type FollowUpMode = 'resnap' | 'continue';
+/** How a follow-up uses the thread (the settings' `FollowUpMode`): re-snap from the full prefix, or continue the compressed cache. */
+export type { FollowUpMode };
 
 /** The request options an error message may tell the user to change. */
 export type AskOption = 'contextSize' | 'maxTokens';
@@ -84,7 +72,7 @@ export interface AskRequest {
   repo: string;
   question: string;
   model: EngineModel;
-  snap: SnapSettings;
+  snap: SnapOptions;
   /** Context size [tokens]; default min(model's training context, 8192). See {@link checkContextSize}. */
   contextSize?: number;
   /** Allow a context size above the model's training context (answers degrade past it). Default false. */
@@ -667,7 +655,7 @@ async function answer(a: AnswerArgs): Promise<AskStats> {
   return stats;
 }
 
-/** The snap parameters of the settings (what the engine runs and a thread entry records). */
-function snapParams(s: SnapSettings): { window: number; budget: number; kernel: number; pooling: 'max' | 'avg'; allocation: BudgetAllocation } {
-  return { window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.allocation ?? 'uniform' };
+/** The snap parameters of the options (what the engine runs and a thread entry records). */
+function snapParams(s: SnapOptions): { window: number; budget: number; kernel: number; pooling: SnapOptions['pooling']; allocation: SnapOptions['allocation'] } {
+  return { window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.allocation };
 }

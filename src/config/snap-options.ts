@@ -1,0 +1,102 @@
+/**
+ * The SnapKV options of a question (Li et al. 2024, sec. 4; README, "How it works"): one schema,
+ * one set of defaults and one check of each rule, shared by the settings (`reposnap.window`, …,
+ * settings.ts and package.json's `contributes.configuration`), the CLI (`--window`, …, cli/ask.ts),
+ * the engine process's request (host/protocol.ts) and the pipeline (pipeline/ask.ts).
+ * Plain TypeScript, no `vscode` import.
+ */
+import * as v from 'valibot';
+import type { BudgetAllocation } from '../engine/native';
+
+/** SnapKV's pooling of the window-attention scores over neighbouring prefix positions. */
+export type SnapPooling = 'max' | 'avg';
+
+/** The poolings, in the order the settings and the CLI list them. */
+export const SNAP_POOLINGS: readonly SnapPooling[] = ['max', 'avg'];
+
+/** The budget allocations (see {@link BudgetAllocation}), in the order the settings and the CLI list them. */
+export const BUDGET_ALLOCATIONS: readonly BudgetAllocation[] = ['uniform', 'adakv', 'pyramid'];
+
+/** SnapKV options of a question; `enabled: false` answers with full attention (the rest is then unused). */
+export interface SnapOptions {
+  /** Compress the prompt's KV cache (false: full attention). */
+  enabled: boolean;
+  /** Observation window w [tokens]: the prompt's last w tokens score the prefix. */
+  window: number;
+  /** Budget B [cells per layer and KV head], window included: B ≥ w. */
+  budget: number;
+  /** Pooling kernel [tokens], odd; 1 = no pooling. */
+  kernel: number;
+  /** Pooling of the scores over the kernel. */
+  pooling: SnapPooling;
+  /** How the budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total). */
+  allocation: BudgetAllocation;
+}
+
+/** The defaults: the SnapKV paper's and its reference implementation's (w 32, B 1024, kernel 7, max), uniform allocation. */
+export const SNAP_DEFAULTS: Readonly<SnapOptions> = Object.freeze({
+  enabled: true,
+  window: 32,
+  budget: 1024,
+  kernel: 7,
+  pooling: 'max',
+  allocation: 'uniform',
+} satisfies SnapOptions);
+
+/** Inclusive ranges of the numeric options (the settings' `minimum`/`maximum` in package.json are these). */
+export const SNAP_LIMITS = {
+  /** [tokens] */
+  window: { min: 1, max: 4096 },
+  /** [cells per layer and KV head] */
+  budget: { min: 1, max: Number.MAX_SAFE_INTEGER },
+  /** [tokens], odd */
+  kernel: { min: 1, max: 255 },
+} as const;
+
+/**
+ * The rule between two options: B counts the window's cells, so B ≥ w. The one check and the one
+ * message; `names` are how the front end names the options (`--budget`, `reposnap.budget`).
+ * @returns the message, or undefined when the budget is at least the window.
+ */
+export function budgetBelowWindow(budget: number, window: number, names: { budget: string; window: string } = { budget: 'budget', window: 'window' }): string | undefined {
+  return budget < window ? `${names.budget} (${budget}) must be at least ${names.window} (${window})` : undefined;
+}
+
+const int = (l: { min: number; max: number }) => v.pipe(v.number(), v.integer(), v.minValue(l.min), v.maxValue(l.max));
+
+/**
+ * The schema of {@link SnapOptions} (valibot): types, ranges, an odd kernel and B ≥ w. Missing
+ * fields take {@link SNAP_DEFAULTS}; fields it does not know are dropped.
+ */
+export const SnapOptionsSchema = v.pipe(
+  v.object({
+    enabled: v.optional(v.boolean(), SNAP_DEFAULTS.enabled),
+    window: v.optional(int(SNAP_LIMITS.window), SNAP_DEFAULTS.window),
+    budget: v.optional(int(SNAP_LIMITS.budget), SNAP_DEFAULTS.budget),
+    kernel: v.optional(v.pipe(int(SNAP_LIMITS.kernel), v.check((k) => k % 2 === 1, 'must be odd')), SNAP_DEFAULTS.kernel),
+    pooling: v.optional(v.picklist(SNAP_POOLINGS as SnapPooling[]), SNAP_DEFAULTS.pooling),
+    allocation: v.optional(v.picklist(BUDGET_ALLOCATIONS as BudgetAllocation[]), SNAP_DEFAULTS.allocation),
+  }),
+  v.check((o) => budgetBelowWindow(o.budget, o.window) === undefined, (issue) => {
+    const o = issue.input as { budget: number; window: number };
+    return budgetBelowWindow(o.budget, o.window) ?? 'budget below window';
+  }),
+);
+
+/** A value that is not valid {@link SnapOptions}: the message names each bad field. */
+export class SnapOptionsError extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapOptionsError';
+  }
+}
+
+/**
+ * Reads SnapKV options (from IPC, a benchmark's arguments, …): missing fields take the defaults.
+ * @throws SnapOptionsError naming each invalid field (`kernel: must be odd`).
+ */
+export function parseSnapOptions(input: unknown): SnapOptions {
+  const r = v.safeParse(SnapOptionsSchema, input);
+  if (r.success) return r.output;
+  throw new SnapOptionsError(`invalid SnapKV options: ${r.issues.map((i) => (v.getDotPath(i) ? `${v.getDotPath(i)}: ${i.message}` : i.message)).join('; ')}`);
+}

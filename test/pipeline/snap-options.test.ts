@@ -1,0 +1,65 @@
+/**
+ * One SnapOptions schema (src/config/snap-options.ts): its defaults are the SnapKV paper's
+ * (w 32, B 1024, kernel 7, max pooling; uniform allocation), package.json's settings declare
+ * the same defaults and ranges, and the settings, the CLI and the schema reject a budget below
+ * the window with one message, each naming the options as its front end does.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { snapOptions } from '../../src/cli/ask';
+import { UsageError } from '../../src/cli/usage';
+import { DEFAULT_SETTINGS, readSettings } from '../../src/config/settings';
+import { parseSnapOptions, SNAP_DEFAULTS, SNAP_LIMITS, SnapOptionsError } from '../../src/config/snap-options';
+
+const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8'));
+type Prop = { default: unknown; minimum?: number; maximum?: number; enum?: unknown[] };
+const props = Object.assign({}, ...(manifest.contributes.configuration as { properties: Record<string, Prop> }[]).map((c) => c.properties)) as Record<string, Prop>;
+
+test('the defaults are the SnapKV paper\'s: w 32, B 1024, kernel 7, max pooling, uniform allocation, on', () => {
+  assert.deepEqual({ ...SNAP_DEFAULTS }, { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform' });
+});
+
+test("package.json's SnapKV settings declare the schema's defaults and ranges", () => {
+  const keys = { snap: 'enabled', window: 'window', budget: 'budget', kernel: 'kernel', pooling: 'pooling', budgetAllocation: 'allocation' } as const;
+  for (const [setting, option] of Object.entries(keys)) {
+    assert.deepEqual(props[`reposnap.${setting}`]!.default, SNAP_DEFAULTS[option], setting);
+    assert.deepEqual(DEFAULT_SETTINGS[setting as keyof typeof keys], SNAP_DEFAULTS[option], setting);
+  }
+  assert.deepEqual([props['reposnap.window']!.minimum, props['reposnap.window']!.maximum], [SNAP_LIMITS.window.min, SNAP_LIMITS.window.max]);
+  assert.deepEqual([props['reposnap.kernel']!.minimum, props['reposnap.kernel']!.maximum], [SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max]);
+  assert.equal(props['reposnap.budget']!.minimum, SNAP_LIMITS.budget.min);
+  assert.deepEqual(props['reposnap.pooling']!.enum, ['max', 'avg']);
+  assert.deepEqual(props['reposnap.budgetAllocation']!.enum, ['uniform', 'adakv', 'pyramid']);
+});
+
+test('the schema fills missing fields with the defaults and names each bad field', () => {
+  assert.deepEqual(parseSnapOptions({}), SNAP_DEFAULTS);
+  assert.deepEqual(parseSnapOptions({ window: 16, budget: 64, extra: 1 }), { ...SNAP_DEFAULTS, window: 16, budget: 64 });
+  assert.throws(() => parseSnapOptions({ kernel: 4 }), (e: Error) => e instanceof SnapOptionsError && /kernel: must be odd/.test(e.message));
+  assert.throws(() => parseSnapOptions({ window: 4097 }), /window: /);
+  assert.throws(() => parseSnapOptions({ pooling: 'median' }), /pooling: /);
+  assert.throws(() => parseSnapOptions({ budget: 16, window: 64 }), { name: 'SnapOptionsError', message: 'invalid SnapKV options: budget (16) must be at least window (64)' });
+});
+
+test('a budget below the window: one message, named by the settings and by the CLI', () => {
+  const r = readSettings({ get: <T>(k: string) => ({ budget: 16, window: 64 })[k] as T | undefined });
+  assert.deepEqual(r.problems, ['reposnap.budget (16) must be at least reposnap.window (64); using 1024']);
+  assert.throws(() => snapOptions({ budget: '16', window: '64' }), (e: Error) => e instanceof UsageError && e.message === '--budget (16) must be at least --window (64)');
+});
+
+test("the CLI's flags: defaults when absent, each value parsed, --no-snap", () => {
+  assert.deepEqual(snapOptions({}), SNAP_DEFAULTS);
+  assert.deepEqual(snapOptions({ window: '16', budget: '64', kernel: '5', pooling: 'avg', allocation: 'adakv', 'no-snap': true }), {
+    enabled: false,
+    window: 16,
+    budget: 64,
+    kernel: 5,
+    pooling: 'avg',
+    allocation: 'adakv',
+  });
+  assert.throws(() => snapOptions({ kernel: '4' }), { message: '--kernel must be odd (got 4)' });
+  assert.throws(() => snapOptions({ allocation: 'even' }), { message: "--allocation must be uniform, adakv or pyramid (got 'even')" });
+  assert.throws(() => snapOptions({ pooling: 'sum' }), { message: "--pooling must be max or avg (got 'sum')" });
+});
