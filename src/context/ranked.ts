@@ -1,12 +1,12 @@
 import { raceAbort, throwIfAborted } from './errors';
 import { readTextFile, type FileVerdict } from './filter';
 import { createYielder, type ContextFs } from './fsapi';
-import { fitSection } from './budget';
+import { fitSection, type FittedSection } from './budget';
 import { TagsCache } from './map/cache';
 import { grammarForPath } from './map/languages';
 import { formatMapBlock, formatRepositoryMap } from './map/repomap';
 import type { FileTags } from './map/tags';
-import { fileTreeLines, formatFileTree } from './map/tree';
+import { compactTreeLines, fileTreeLines, formatFileTree } from './map/tree';
 import { rankFiles } from './rank/rank';
 import { chunksOf, type Chunk } from './retrieve/chunks';
 import { findSecret, secretDetail } from './secrets';
@@ -101,7 +101,11 @@ const YIELD_EVERY_MS = 10;
  * 2. Rank files by PageRank over the definition → reference graph (`rankFiles`), personalized
  *    to `recentFiles`; ties: smaller first, then fewer directory levels, then path.
  * 3. File tree (every candidate's path) within `shares.tree` of the budget (`fitSection`;
- *    directories of higher-ranked files first when it does not fit).
+ *    directories of higher-ranked files first when it does not fit). When it does not fit
+ *    whole, the compacted tree (`compactTreeLines`: a file count per directory) is used instead
+ *    if it fits whole, or if not one detailed line fits (then as many of its directories as fit);
+ *    when not one compacted line fits the share either, the compacted tree may take twice the
+ *    share (capped by `shares.full`): at a small context the tree is the only sign of most files.
  * 4. Files in full by rank (formatted, tokenized, and secret-scanned when they fit), while the
  *    tree and the files stay within `shares.full` of the budget; a file that does not fit is
  *    skipped and the next tried, and one whose text is so long that even half the lowest
@@ -162,22 +166,42 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   const order = texts.map((_, i) => i).sort((a, b) => ranks[b]! - ranks[a]! || compareKeep(texts[a]!.file, texts[b]!.file));
   const rankOfPath = new Map(texts.map((t, i) => [t.file.path, ranks[i]!]));
 
-  // 3. file tree, lines of the best-ranked files first
-  const lines = fileTreeLines(candidates.map((c) => c.path));
-  const lineRank = lines.map((l) => Math.max(0, ...l.paths.map((p) => rankOfPath.get(p) ?? 0)));
-  const linePriority = lines.map((_, i) => i).sort((a, b) => lineRank[b]! - lineRank[a]! || a - b);
-  const tree = await fitSection(
-    linePriority.map((i) => lines[i]!.line),
-    (chosen) => {
-      const shown = chosen.map((c) => linePriority[c]!).sort((a, b) => a - b);
-      const shownSet = new Set(shown);
-      const omitted = lines.filter((_, i) => !shownSet.has(i));
-      const omittedFiles = omitted.reduce((n, l) => n + l.paths.length, 0);
-      return formatFileTree(shown.map((i) => lines[i]!.line), omittedFiles, new Set(omitted.map((l) => l.dir)).size);
-    },
-    Math.floor(tokenBudget * input.shares.tree),
-    count,
-  );
+  // 3. file tree, lines of the best-ranked files first; when not one line fits, the compacted
+  // tree (a file count per directory) so that the model still sees the repository's shape, and
+  // when not even that fits the tree's share, the compacted tree within twice the share
+  const fitTree = async (lines: ReturnType<typeof fileTreeLines>, budget: number): Promise<FittedSection> => {
+    // the whole tree has no "… more files" line, which fitSection's estimate counts: try it first
+    // (unless it is so long that no tokenizer could fit it: 16 characters per token at most)
+    const whole = formatFileTree(lines.map((l) => l.line), 0, 0);
+    if (lines.length > 0 && budget > 0 && whole.length <= 16 * budget) {
+      const tokens = await count(whole);
+      if (tokens <= budget) return { text: whole, tokens, chosen: lines.map((_, i) => i) };
+    }
+    const lineRank = lines.map((l) => Math.max(0, ...l.paths.map((p) => rankOfPath.get(p) ?? 0)));
+    const linePriority = lines.map((_, i) => i).sort((a, b) => lineRank[b]! - lineRank[a]! || a - b);
+    return fitSection(
+      linePriority.map((i) => lines[i]!.line),
+      (chosen) => {
+        const shown = chosen.map((c) => linePriority[c]!).sort((a, b) => a - b);
+        const shownSet = new Set(shown);
+        const omitted = lines.filter((_, i) => !shownSet.has(i));
+        const omittedFiles = omitted.reduce((n, l) => n + l.paths.length, 0);
+        return formatFileTree(shown.map((i) => lines[i]!.line), omittedFiles, new Set(omitted.map((l) => l.dir)).size);
+      },
+      budget,
+      count,
+    );
+  };
+  const treePaths = candidates.map((c) => c.path);
+  const treeBudget = Math.floor(tokenBudget * input.shares.tree);
+  const detailedLines = fileTreeLines(treePaths);
+  const compactLines = compactTreeLines(treePaths);
+  let tree = await fitTree(detailedLines, treeBudget);
+  if (tree.chosen.length < detailedLines.length) {
+    const compact = await fitTree(compactLines, treeBudget);
+    if (compact.chosen.length === compactLines.length || tree.chosen.length === 0) tree = compact;
+  }
+  if (tree.chosen.length === 0) tree = await fitTree(compactLines, Math.min(2 * treeBudget, Math.floor(tokenBudget * input.shares.full)));
 
   // 4. files in full, by rank, within the full share
   const full: RankedFile[] = [];

@@ -82,7 +82,9 @@ test('the tree, full and map budgets hold exactly at every budget from 0 to 700 
     const r = await ranked(root, { tokenBudget: budget, tagsCache });
     assert.ok(r.totalTokens <= budget, `budget ${budget}: ${r.totalTokens}`);
     const tree = r.sections.find((s) => s.kind === 'tree');
-    assert.ok((tree?.tokens ?? 0) <= Math.floor(budget * 0.1), `budget ${budget}: tree ${tree?.tokens}`);
+    // the detailed tree within its 10 % share; the compacted one (no file names) within twice that
+    const compacted = tree !== undefined && !tree.text.includes('.ts');
+    assert.ok((tree?.tokens ?? 0) <= Math.floor(budget * 0.1) * (compacted ? 2 : 1), `budget ${budget}: tree ${tree?.tokens}`);
     for (const s of r.sections) assert.equal(s.tokens, quarterChars(s.text));
   }
   // a budget the whole repository fits: everything in full, no map
@@ -90,6 +92,28 @@ test('the tree, full and map budgets hold exactly at every budget from 0 to 700 
   assert.equal(all.files.length, 6);
   assert.deepEqual(all.mapped, []);
   assert.ok(!all.sections.some((s) => s.kind === 'map'));
+});
+
+test('a tree too large for its share is compacted to a file count per directory rather than left out', async (t) => {
+  const root = await makeRepo(t, repo());
+  const tagsCache = new TagsCache({ parser });
+  const compactText = 'Repository file tree (one directory per line: its files)\n```\n./: 1 file\nlib/: 1 file\nsrc/: 4 files\n```\n';
+  // 103 characters: 26 tokens of quarterChars
+  assert.equal(compactText.length, 103);
+  // at 300 tokens the share is 30: the whole detailed tree takes 33 (129 characters), so it
+  // would show one directory of three ("./: README.md" and "… 5 more files in 2 directories",
+  // 28 tokens); the compacted tree shows all three directories in 26
+  const at300 = await ranked(root, { tokenBudget: 300, tagsCache });
+  assert.equal(at300.sections[0]!.kind, 'tree');
+  assert.equal(at300.sections[0]!.text, compactText);
+  assert.equal(at300.sections[0]!.tokens, 26);
+  // at 250 the share is 25, under the compacted tree's 26: it takes up to twice the share (50)
+  const at250 = await ranked(root, { tokenBudget: 250, tagsCache });
+  assert.equal(at250.sections[0]!.text, compactText);
+  assert.ok(at250.totalTokens <= 250);
+  // at 120 twice the share is 24: not even the compacted tree fits, and there is none
+  const at120 = await ranked(root, { tokenBudget: 120, tagsCache });
+  assert.ok(!at120.sections.some((s) => s.kind === 'tree'));
 });
 
 test('the prefix is the same bytes for two questions, and an edit of a mapped file changes only the map', async (t) => {
@@ -131,7 +155,7 @@ test('recent files pull what they reference into full text', async (t) => {
     'd/use2.ts': 'import { betaWorker } from "../b/big2";\nexport const useBeta = () => betaWorker();\n',
   };
   const root = await makeRepo(t, files);
-  const budget = 260; // room for one of the two large files in full
+  const budget = 300; // room for one of the two large files in full
   const towardsAlpha = await ranked(root, { tokenBudget: budget, recentFiles: ['c/use1.ts'] });
   const towardsBeta = await ranked(root, { tokenBudget: budget, recentFiles: ['d/use2.ts'] });
   assert.ok(towardsAlpha.files.some((f) => f.path === 'a/big1.ts') && !towardsAlpha.files.some((f) => f.path === 'b/big2.ts'));

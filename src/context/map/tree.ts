@@ -46,6 +46,18 @@ export function formatFileTree(lines: readonly string[], omittedFiles: number, o
   return formatFileSection(FILE_TREE_TITLE, lines.join('') + more);
 }
 
+/**
+ * The compacted file tree's lines, for when not even one line of `fileTreeLines` fits the tree's
+ * budget: one line per directory that holds files, in code-unit order of the directory, with its
+ * file count instead of its names: `dir/sub/: 12 files` (`./:` for the root). Each line carries
+ * every path of its directory, so that a budget can keep some directories. Pure.
+ */
+export function compactTreeLines(paths: readonly string[]): Array<{ dir: string; paths: string[]; line: string }> {
+  const byDir = new Map<string, string[]>();
+  for (const line of fileTreeLines(paths)) byDir.set(line.dir, [...(byDir.get(line.dir) ?? []), ...line.paths]);
+  return [...byDir].map(([dir, all]) => ({ dir, paths: all, line: `${dir === '.' ? '.' : escapePathForHeader(dir)}/: ${all.length} file${all.length === 1 ? '' : 's'}\n` }));
+}
+
 function treeName(name: string): string {
   const escaped = escapePathForHeader(name);
   return /[\s"]/.test(escaped) ? JSON.stringify(escaped) : escaped;
