@@ -8,7 +8,6 @@ import { CacheStore } from '../cache/store';
 import { TagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
 import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
-import type { FollowUpMode } from '../config/settings';
 import {
   cacheOutcome,
   toWireError,
@@ -20,19 +19,8 @@ import {
   type WireAskEvent,
 } from './protocol';
 
-/**
- * What the engine passes to the pipeline: the pipeline's request (with the workspace's cache
- * store and the packer's include/exclude globs) plus the thread and its follow-up mode.
- */
-export interface HostAskRequest extends AskRequest {
-  threadId: string;
-  followUpMode: FollowUpMode;
-  include: string[];
-  exclude: string[];
-}
-
 /** The pipeline entry the engine calls; swap it for the cached pipeline in one place. */
-export type Answerer = (req: HostAskRequest, onEvent: (e: AskEvent) => void) => Promise<AskStats>;
+export type Answerer = (req: AskRequest, onEvent: (e: AskEvent) => void) => Promise<AskStats>;
 
 /** The pipeline the engine runs. */
 export const answer: Answerer = askRepository;
@@ -65,35 +53,20 @@ export function engineTagsCache(): TagsCache {
   return tagsCache;
 }
 
-/** Maps a wire request to the pipeline's request (the ranked packing gets the process's {@link engineTagsCache}). */
-export function toAskRequest(params: AskParams, model: EngineModel, signal: AbortSignal): HostAskRequest {
-  const s = params.settings;
+/**
+ * The pipeline's request of a wire request: the request as sent, with the loaded model, the
+ * folder's cache store, the abort signal, the extension's option names, and with the ranked
+ * packing the process's {@link engineTagsCache}.
+ */
+export function toAskRequest(params: AskParams, model: EngineModel, signal: AbortSignal): AskRequest {
+  const { model: _file, cacheDir, pack, ...request } = params;
   return {
-    repo: params.repo,
-    question: params.question,
+    ...request,
     model,
-    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation },
-    contextSize: s.contextSize > 0 ? s.contextSize : undefined,
-    maxTokens: s.maxTokens,
-    maxFileBytes: s.maxFileBytes,
-    session: { flashAttention: s.flashAttention, kvCacheType: s.kvCacheType },
     signal,
-    threadId: params.threadId,
-    forkFrom: params.forkFrom,
     optionNames: SETTING_NAMES,
-    followUp: s.followUpMode,
-    followUpMode: s.followUpMode,
-    include: s.include,
-    exclude: s.exclude,
-    pack: {
-      include: s.include,
-      exclude: s.exclude,
-      packing: s.packing,
-      ...(s.packing === 'ranked' ? { recentFiles: params.recentFiles ?? [], tagsCache: engineTagsCache() } : {}),
-    },
-    retrievalShare: s.packing === 'ranked' ? s.retrievalShare : 0,
-    store: storeFor(params.cacheDir),
-    prepareOnly: params.prepareOnly,
+    pack: pack.packing === 'ranked' ? { ...pack, tagsCache: engineTagsCache() } : pack,
+    store: storeFor(cacheDir),
   };
 }
 

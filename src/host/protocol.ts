@@ -7,8 +7,12 @@
  * One engine process serves one window. Requests are answered one at a time in arrival order;
  * `cancel` aborts a running request (between ubatches, or while decoding) or drops a queued one.
  */
-import type { ReposnapSettings } from '../config/settings';
-import type { AskEvent, AskStats } from '../pipeline/ask';
+import * as v from 'valibot';
+import type { FollowUpMode } from '../config/settings';
+import { SnapOptionsSchema } from '../config/snap-options';
+import type { PackOptions } from '../context/pack';
+import type { SessionOptions } from '../engine/session';
+import type { AskEvent, AskRequest, AskStats } from '../pipeline/ask';
 
 /** The model of a request: a resolved local GGUF file (URIs are resolved before sending). */
 export interface ModelSpec {
@@ -17,29 +21,30 @@ export interface ModelSpec {
   gpuLayers: number;
 }
 
-/** One question for the engine. */
-export interface AskParams {
+/**
+ * One question for the engine: the pipeline's request ({@link AskRequest}) as plain data, with
+ * what only the engine process holds named instead of carried: the model by its file
+ * ({@link ModelSpec}), the cache store by its folder. The extension builds it from the settings
+ * (host/request.ts); the engine adds the loaded model, the store, the abort signal and its parse
+ * cache (host/engine.ts, `toAskRequest`).
+ */
+export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'contextSize' | 'maxTokens' | 'maxFileBytes' | 'retrievalShare' | 'forkFrom' | 'prepareOnly'> & {
   /** The chat thread (or explanation) the question belongs to; the cache store keys follow-ups on it. */
   threadId: string;
-  /** The thread whose turns `threadId` starts from while it has none (an explanation continued in chat). */
-  forkFrom?: string;
-  /** Absolute path of the repository (workspace folder) to pack. */
-  repo: string;
-  question: string;
   model: ModelSpec;
-  /** The `reposnap.*` settings at the time of asking, passed through to the pipeline. */
-  settings: ReposnapSettings;
+  /** How a follow-up uses the thread. */
+  followUp: FollowUpMode;
+  /** The engine options of the question's session. */
+  session: Pick<SessionOptions, 'flashAttention' | 'kvCacheType'>;
+  /**
+   * What to pack: include/exclude globs (`reposnap.*` and VS Code's `files.exclude`), the packing,
+   * and with the ranked packing the files open in the window's editors (relative to `repo`,
+   * `/`-separated, paths only, never contents, sorted: `PackOptions.recentFiles`).
+   */
+  pack: Pick<PackOptions, 'include' | 'exclude' | 'packing' | 'recentFiles'>;
   /** The folder's cache store folder (one per folder, shared by windows and the CLI: src/cache/window-store.ts); none: no caching. */
   cacheDir?: string;
-  /** Only bring the cached repository prefix up to date (the file watcher); `question` is ''. */
-  prepareOnly?: boolean;
-  /**
-   * Files open in the window's editors, relative to `repo` (`/`-separated, paths only, never
-   * contents), sorted; with `settings.packing: 'ranked'` the ranking favours them
-   * (`PackOptions.recentFiles`). Default none.
-   */
-  recentFiles?: string[];
-}
+};
 
 /** Messages from the extension host to the engine process. */
 export type ToHost =
@@ -119,8 +124,10 @@ export function parseToHost(x: unknown): ToHost | undefined {
     case 'ask': {
       const p = x.params;
       if (!isStr(x.id) || !isObj(p)) return undefined;
-      if (!isStr(p.threadId) || !isStr(p.repo) || !isStr(p.question) || !isObj(p.model) || !isObj(p.settings)) return undefined;
+      if (!isStr(p.threadId) || !isStr(p.repo) || !isStr(p.question) || !isObj(p.model) || !isObj(p.session) || !isObj(p.pack)) return undefined;
       if (!isStr(p.model.path) || !isNum(p.model.gpuLayers)) return undefined;
+      if (!v.is(SnapOptionsSchema, p.snap) || !isNum(p.maxTokens) || !isNum(p.maxFileBytes) || !isNum(p.retrievalShare) || !isStr(p.followUp)) return undefined;
+      if (p.contextSize !== undefined && !isNum(p.contextSize)) return undefined;
       if (p.cacheDir !== undefined && !isStr(p.cacheDir)) return undefined;
       if (p.forkFrom !== undefined && !isStr(p.forkFrom)) return undefined;
       if (p.prepareOnly !== undefined && typeof p.prepareOnly !== 'boolean') return undefined;

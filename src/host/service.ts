@@ -21,6 +21,7 @@ import type { StatusBar } from '../stats/status';
 import { EngineClient, EngineCrashedError } from './client';
 import type { WireAskEvent, WireAskStats } from './protocol';
 import { recentFilesIn } from './recent-files';
+import { askParams } from './request';
 
 /**
  * The ranked packing's `recentFiles` for `folder`: the files open in the window's tabs and
@@ -143,7 +144,7 @@ export class EngineService implements vscode.Disposable {
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
-        { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, model: { path: modelPath, gpuLayers: settings.gpuLayers }, settings, cacheDir: await this.cacheDir(folder), recentFiles: openFiles(folder) },
+        askParams(settings, { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, modelPath, cacheDir: await this.cacheDir(folder), recentFiles: openFiles(folder) }),
         {
           signal: q.signal,
           onEvent: (e) => {
@@ -256,16 +257,17 @@ export class EngineService implements vscode.Disposable {
     const settings = this.askSettings(folder);
     const modelPath = this.resolved.get(settings.model);
     if (!modelPath) return;
-    await this.client.ask({
-      threadId: 'prepare',
-      repo: folder.uri.fsPath,
-      question: '',
-      model: { path: modelPath, gpuLayers: settings.gpuLayers },
-      settings,
-      cacheDir: await this.cacheDir(folder),
-      prepareOnly: true,
-      recentFiles: openFiles(folder),
-    });
+    await this.client.ask(
+      askParams(settings, {
+        threadId: 'prepare',
+        repo: folder.uri.fsPath,
+        question: '',
+        modelPath,
+        cacheDir: await this.cacheDir(folder),
+        prepareOnly: true,
+        recentFiles: openFiles(folder),
+      }),
+    );
   }
 
   /** The settings a question about `folder` is asked with: `reposnap.*` plus VS Code's `files.exclude` for the folder. */

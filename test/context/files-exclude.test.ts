@@ -14,6 +14,7 @@ import { readSettings, withFilesExclude, type ConfigurationSource } from '../../
 import type { EngineModel } from '../../src/engine/model';
 import { toAskRequest } from '../../src/host/engine';
 import type { AskParams } from '../../src/host/protocol';
+import { askParams } from '../../src/host/request';
 import { makeRepo, manifest, pack } from './fixtures';
 
 const source = (values: Record<string, unknown>): ConfigurationSource => ({ get: <T>(k: string) => values[k] as T | undefined });
@@ -36,7 +37,7 @@ test("files.exclude reaches the engine's pack options; reposnap.exclude comes af
   assert.deepEqual(settings.exclude, ['!keep.log', 'notes.md'], 'the live settings are not modified');
   assert.equal(withFilesExclude(settings, undefined), settings);
 
-  const params: AskParams = { threadId: 't', repo: root, question: 'q', model: { path: '/m.gguf', gpuLayers: 0 }, settings: asked };
+  const params: AskParams = askParams(asked, { threadId: 't', repo: root, question: 'q', modelPath: '/m.gguf' });
   // the model is only carried through by toAskRequest, never used on this path
   const request = toAskRequest(params, undefined as unknown as EngineModel, new AbortController().signal);
   assert.deepEqual(request.pack?.exclude, asked.exclude);

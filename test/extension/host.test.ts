@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { DEFAULT_SETTINGS } from '../../src/config/settings';
+import { DEFAULT_SETTINGS, type ReposnapSettings } from '../../src/config/settings';
+import { askParams } from '../../src/host/request';
 import { AbortError } from '../../src/engine/errors';
 import { EngineClient, EngineCrashedError, EngineRemoteError } from '../../src/host/client';
 import type { AskParams, WireAskEvent } from '../../src/host/protocol';
@@ -19,14 +20,8 @@ let repo: string;
 let client: EngineClient;
 const states: string[] = [];
 
-function params(question: string, over: Partial<AskParams['settings']> = {}): AskParams {
-  return {
-    threadId: 't1',
-    repo,
-    question,
-    model: { path: checkTinyModel(), gpuLayers: 0 },
-    settings: { ...DEFAULT_SETTINGS, contextSize: 1024, budget: 128, window: 16, maxTokens: 12, ...over },
-  };
+function params(question: string, over: Partial<ReposnapSettings> = {}): AskParams {
+  return askParams({ ...DEFAULT_SETTINGS, gpuLayers: 0, contextSize: 1024, budget: 128, window: 16, maxTokens: 12, ...over }, { threadId: 't1', repo, question, modelPath: checkTinyModel() });
 }
 
 before(() => {

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { DEFAULT_SETTINGS, readSettings, type ConfigurationSource } from '../../src/config/settings';
 import { engineTagsCache, toAskRequest } from '../../src/host/engine';
 import type { AskParams } from '../../src/host/protocol';
+import { askParams } from '../../src/host/request';
 import { recentFilesIn } from '../../src/host/recent-files';
 import type { EngineModel } from '../../src/engine/model';
 
@@ -34,14 +35,8 @@ test('an unknown packing or a share outside [0, 1) falls back to the default wit
 });
 
 const model = {} as EngineModel;
-const params = (settings: Partial<typeof DEFAULT_SETTINGS>, recentFiles?: string[]): AskParams => ({
-  threadId: 't',
-  repo: '/repo',
-  question: 'q',
-  model: { path: '/m.gguf', gpuLayers: 0 },
-  settings: { ...DEFAULT_SETTINGS, ...settings },
-  ...(recentFiles ? { recentFiles } : {}),
-});
+const params = (settings: Partial<typeof DEFAULT_SETTINGS>, recentFiles?: string[]): AskParams =>
+  askParams({ ...DEFAULT_SETTINGS, ...settings }, { threadId: 't', repo: '/repo', question: 'q', modelPath: '/m.gguf', ...(recentFiles ? { recentFiles } : {}) });
 
 test('the engine passes the ranked packing, the open files, its one parse cache and the retrieval share to the pipeline', () => {
   const signal = new AbortController().signal;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_SETTINGS } from '../../src/config/settings';
 import { describeExit } from '../../src/host/client';
+import { askParams } from '../../src/host/request';
 import { cacheOutcome, parseFromHost, parseToHost, toWireError, toWireEvent, type FromHost, type ToHost } from '../../src/host/protocol';
 import type { AskStats } from '../../src/pipeline/ask';
 
@@ -18,7 +19,7 @@ const stats: AskStats = {
 
 test('every request the extension sends parses in the engine, unchanged', () => {
   const requests: ToHost[] = [
-    { type: 'ask', id: '1', params: { threadId: 't', repo: '/r', question: 'q?', model: { path: '/m.gguf', gpuLayers: 0 }, settings: { ...DEFAULT_SETTINGS } } },
+    { type: 'ask', id: '1', params: askParams(DEFAULT_SETTINGS, { threadId: 't', repo: '/r', question: 'q?', modelPath: '/m.gguf' }) },
     { type: 'cancel', id: '1' },
     { type: 'clearCache', id: '2' },
     { type: 'shutdown' },
@@ -85,4 +86,28 @@ test('a crash is explained: SIGKILL as likely out of memory, other signals and e
   assert.match(describeExit(null, 'SIGSEGV', ['GGML_ASSERT failed']), /crashed \(SIGSEGV\).*Last output: GGML_ASSERT failed/);
   assert.match(describeExit(134, null, ['FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory']), /ran out of memory \(exit code 134\)/);
   assert.match(describeExit(1, null, []), /exited with code 1\. The next question starts a new engine\.$/);
+});
+
+test("an ask carries the pipeline's request made from the settings, not the settings; bad SnapKV options are rejected", () => {
+  const settings = { ...DEFAULT_SETTINGS, snap: false, budget: 2048, window: 16, kernel: 5, pooling: 'avg' as const, budgetAllocation: 'pyramid' as const, contextSize: 0, maxTokens: 99, kvCacheType: 'q8_0' as const, followUpMode: 'continue' as const, exclude: ['dist/'] };
+  const params = askParams(settings, { threadId: 't', repo: '/r', question: 'q?', modelPath: '/m.gguf', cacheDir: '/c', recentFiles: ['a.ts'] });
+  assert.deepEqual(params, {
+    threadId: 't',
+    repo: '/r',
+    question: 'q?',
+    model: { path: '/m.gguf', gpuLayers: 999 },
+    snap: { enabled: false, window: 16, budget: 2048, kernel: 5, pooling: 'avg', allocation: 'pyramid' },
+    maxTokens: 99,
+    maxFileBytes: 262144,
+    session: { flashAttention: 'auto', kvCacheType: 'q8_0' },
+    followUp: 'continue',
+    pack: { include: [], exclude: ['dist/'], packing: 'smallest-first' },
+    retrievalShare: 0,
+    cacheDir: '/c',
+  });
+  assert.equal('settings' in params, false);
+  const ask = (snap: unknown) => parseToHost({ type: 'ask', id: '1', params: { ...params, snap } });
+  assert.ok(ask(params.snap));
+  assert.equal(ask({ ...params.snap, kernel: 4 }), undefined, 'even kernel');
+  assert.equal(ask({ ...params.snap, budget: 8 }), undefined, 'budget below the window');
 });

@@ -1,0 +1,56 @@
+/**
+ * The extension's side of a request to the engine process: the pipeline's request
+ * ({@link AskParams}) made from the `reposnap.*` settings at the time of asking, so that the
+ * engine process never reads the settings. Plain TypeScript, no `vscode` import.
+ */
+import type { ReposnapSettings } from '../config/settings';
+import type { AskParams, ModelSpec } from './protocol';
+
+/** What a request names besides the settings: the thread, the folder, the question, the model file, the cache folder. */
+export interface AskTarget {
+  /** The chat thread (or explanation) the question belongs to. */
+  threadId: string;
+  /** The thread whose turns `threadId` starts from while it has none (an explanation continued in chat). */
+  forkFrom?: string;
+  /** Absolute path of the repository (workspace folder) to pack. */
+  repo: string;
+  /** The question; '' with `prepareOnly`. */
+  question: string;
+  /** The resolved model file (its `gpuLayers` is `reposnap.gpuLayers`). */
+  modelPath: string;
+  /** The folder's cache store folder; none: no caching. */
+  cacheDir?: string;
+  /** Only bring the cached repository prefix up to date (the file watcher). */
+  prepareOnly?: boolean;
+  /** Files open in the window's editors, relative to `repo`, sorted; used by the ranked packing only. */
+  recentFiles?: string[];
+}
+
+/**
+ * The request for `target` under `settings` (`withFilesExclude`'s, for the folder): SnapKV options,
+ * context size (`0`: the model's default, sent as none), answer length, engine options, follow-up
+ * mode and packing. The retrieval share and the open files apply to the ranked packing only
+ * (smallest-first sends share 0 and no files). Pure.
+ */
+export function askParams(settings: ReposnapSettings, target: AskTarget): AskParams {
+  const s = settings;
+  const ranked = s.packing === 'ranked';
+  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.gpuLayers };
+  return {
+    threadId: target.threadId,
+    ...(target.forkFrom !== undefined ? { forkFrom: target.forkFrom } : {}),
+    repo: target.repo,
+    question: target.question,
+    model,
+    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation },
+    ...(s.contextSize > 0 ? { contextSize: s.contextSize } : {}),
+    maxTokens: s.maxTokens,
+    maxFileBytes: s.maxFileBytes,
+    session: { flashAttention: s.flashAttention, kvCacheType: s.kvCacheType },
+    followUp: s.followUpMode,
+    pack: { include: s.include, exclude: s.exclude, packing: s.packing, ...(ranked ? { recentFiles: target.recentFiles ?? [] } : {}) },
+    retrievalShare: ranked ? s.retrievalShare : 0,
+    ...(target.cacheDir !== undefined ? { cacheDir: target.cacheDir } : {}),
+    ...(target.prepareOnly !== undefined ? { prepareOnly: target.prepareOnly } : {}),
+  };
+}
