@@ -4,7 +4,7 @@ import { createYielder, type ContextFs } from './fsapi';
 import { fitSection, type FittedSection } from './budget';
 import { TagsCache } from './map/cache';
 import { grammarForPath } from './map/languages';
-import { formatMapBlock, formatRepositoryMap } from './map/repomap';
+import { formatMapBlock, formatRepositoryMap, REPOSITORY_MAP_TITLE } from './map/repomap';
 import type { FileTags } from './map/tags';
 import { compactTreeLines, fileTreeLines, formatFileTree } from './map/tree';
 import { rankFiles } from './rank/rank';
@@ -44,6 +44,15 @@ export interface MappedFile {
   definitions: number;
   /** PageRank of the file (see `rankFiles`). */
   rank: number;
+  /** `countTokens` of the file's map block (`formatMapBlock`: its path line and definition lines) [tokens]. */
+  tokens: number;
+  /**
+   * Where the block starts in the map section [tokens from the section's start]: the tokens of
+   * the section's header lines (title and opening fence) plus those of the blocks before it,
+   * each counted alone. A tokenizer that merges across a block boundary shifts the true start
+   * by a token or so; the context report clamps spans to the section.
+   */
+  offset: number;
 }
 
 /** A file kept in full by the ranked packing. */
@@ -299,7 +308,18 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   throwIfAborted(signal);
 
   const mappedSet = new Set(map.files);
-  const mapped: MappedFile[] = map.files.map((i) => ({ path: texts[i]!.file.path, definitions: texts[i]!.tags!.definitions.length, rank: ranks[i]! }));
+  // each block's tokens and start in the map, in the map's (path) order
+  const placed = new Map<number, { tokens: number; offset: number }>();
+  if (map.files.length > 0) {
+    const titleEnd = map.text.indexOf('\n', REPOSITORY_MAP_TITLE.length + 1) + 1;
+    let offset = await count(map.text.slice(0, titleEnd));
+    for (const i of [...map.files].sort((a, b) => compareCodeUnits(texts[a]!.file.path, texts[b]!.file.path))) {
+      const tokens = await count(blockOf.get(i)!);
+      placed.set(i, { tokens, offset });
+      offset += tokens;
+    }
+  }
+  const mapped: MappedFile[] = map.files.map((i) => ({ path: texts[i]!.file.path, definitions: texts[i]!.tags!.definitions.length, rank: ranks[i]!, ...placed.get(i)! }));
   for (let i = 0; i < texts.length; i++) {
     if (inFull.has(i)) continue;
     const path = texts[i]!.file.path;

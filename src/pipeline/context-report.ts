@@ -28,17 +28,23 @@ export interface ContextFile {
   path: string;
   status: ContextFileStatus;
   /**
-   * Tokens the file takes in the prompt [tokens]: its section for `'full'`; for `'retrieved'`,
-   * its retrieved chunks' texts tokenized one by one (without the section's headers); 0 for a
-   * left-out file; `null` for `'map'` (the map's tokens are counted as a whole, in the `'map'` section).
+   * Tokens the file takes in the prompt [tokens]: its section for `'full'`; for `'map'`, its block
+   * of the repository map (path line and definition lines, `MappedFile.tokens`); for
+   * `'retrieved'`, its retrieved chunks' blocks in the retrieval section (each `path:first-last`
+   * line with its fenced lines, `Retrieved.spans`); 0 for a left-out file. `null` for a `'map'` or
+   * `'retrieved'` file whose blocks' tokens were not given (reports stored before they were).
+   * Spans are clamped to their section, so the tokens never exceed the section's.
    */
   tokens: number | null;
   /**
    * Share of the file's KV positions kept, over all layers and KV heads, in [0, 1]: kept
-   * (layer, head, position) triples inside the file's span ÷ (tokens × nLayer × nHeadKv).
-   * 1 with full attention (SnapKV off, refused, or L ≤ B). `null` for a left-out file, for
-   * `'map'` and `'retrieved'` files (their lines are not mapped to token ranges; the map's and the
-   * retrieval section's shares are in `ContextReport.sections`), and when not known: a follow-up that continued the thread's compressed cache (its positions were
+   * (layer, head, position) triples inside the file's span ÷ (tokens × nLayer × nHeadKv); for
+   * `'map'` and `'retrieved'` files the span is the union of its blocks' spans in the map or the
+   * retrieval section (placed by the blocks' offsets: a tokenizer that merges across a block
+   * boundary may shift them by a token or so).
+   * 1 with full attention (SnapKV off, refused, or L ≤ B). `null` for a left-out file, for a
+   * `'map'` or `'retrieved'` file whose blocks' offsets were not given or take no token, and when
+   * not known: a follow-up that continued the thread's compressed cache (its positions were
    * chosen by an earlier question's snap).
    */
   keptShare: number | null;
@@ -188,14 +194,19 @@ export interface ContextReportInput {
     ignoredCount: number;
     /** How files were chosen (`PackResult.packing`). */
     packing?: 'smallest-first' | 'ranked';
-    /** Files in the repository map (`PackResult.mapped`); default none. */
-    mapped?: readonly { path: string }[];
+    /**
+     * Files in the repository map (`PackResult.mapped`), with their block's tokens and offset in
+     * the `'map'` section when known (`MappedFile.tokens`, `.offset`) [tokens]; default none.
+     */
+    mapped?: readonly { path: string; tokens?: number; offset?: number }[];
   };
   /**
    * The question's retrieval section (ranked packing), right after the last pack section: its
-   * tokens in the prompt and each retrieved file with its chunks' tokens [tokens]. Default none.
+   * tokens in the prompt and each retrieved chunk's file with its block's tokens and, when known,
+   * its offset from the section's start (`Retrieved.spans`) [tokens]. A file may come several
+   * times (one per chunk). Default none.
    */
-  retrieval?: { tokens: number; files: readonly { path: string; tokens: number }[] };
+  retrieval?: { tokens: number; files: readonly { path: string; tokens: number; offset?: number }[] };
   /** Tokens before the first section (the template's head, BOS included). */
   headTokens: number;
   /** Prompt tokens L (the sequence's length when SnapKV ran). */
@@ -237,6 +248,39 @@ export function contextReport(input: ContextReportInput): ContextReport {
     keptPerHead = null;
   }
 
+  // the map's and the retrieval section's blocks, per file: spans clamped to their section
+  const mapAt = spanSections.findIndex((sec) => sec.kind === 'map');
+  const blockSpans = new Map<string, PromptSpan[]>();
+  const placeBlock = (path: string, section: number, offset: number | undefined, tokens: number | undefined): void => {
+    if (section < 0 || offset === undefined || tokens === undefined) return;
+    const { start, end } = spans[section]!;
+    if (!(Number.isInteger(offset) && offset >= 0 && Number.isInteger(tokens) && tokens >= 0)) throw new RangeError(`${path}: a block's offset and tokens must be integers >= 0, got ${offset} and ${tokens}`);
+    const span = { start: Math.min(start + offset, end), end: Math.min(start + offset + tokens, end) };
+    if (span.end > span.start) blockSpans.set(path, [...(blockSpans.get(path) ?? []), span]);
+  };
+  const mappedEntries = new Map((pack.mapped ?? []).map((m) => [m.path, m]));
+  for (const m of mappedEntries.values()) placeBlock(`map:${m.path}`, mapAt, m.offset, m.tokens);
+  for (const r of retrieval?.files ?? []) placeBlock(`retrieval:${r.path}`, retrieval ? spanSections.length - 1 : -1, r.offset, r.tokens);
+  const blockKeys = [...blockSpans.keys()];
+  const blockShare = new Map<string, { tokens: number; keptShare: number | null }>();
+  {
+    const all = blockKeys.flatMap((k) => blockSpans.get(k)!);
+    const kept = attention.kind === 'snapkv' ? attention.kept : undefined;
+    const counts = kept !== undefined ? keptPerSpan(kept, all, L) : undefined;
+    let at = 0;
+    for (const k of blockKeys) {
+      const own = blockSpans.get(k)!;
+      const tokens = own.reduce((n, sp) => n + sp.end - sp.start, 0);
+      let keptShare: number | null = null;
+      if (counts !== undefined && kept !== undefined) {
+        const inside = counts.slice(at, at + own.length).reduce((a, b) => a + b, 0);
+        keptShare = inside / (tokens * kept.nLayer * kept.nHeadKv);
+      } else if (attention.kind === 'full') keptShare = 1;
+      at += own.length;
+      blockShare.set(k, { tokens, keptShare });
+    }
+  }
+
   const files: ContextFile[] = [];
   const sections: ContextSection[] = [];
   spanSections.forEach((sec, i) => {
@@ -253,12 +297,14 @@ export function contextReport(input: ContextReportInput): ContextReport {
   for (const s of pack.skipped) {
     const chunkTokens = retrievedTokens.get(s.path);
     if (chunkTokens !== undefined) {
-      files.push({ path: s.path, status: 'retrieved', tokens: chunkTokens, keptShare: null });
+      const placed = blockShare.get(`retrieval:${s.path}`);
+      files.push({ path: s.path, status: 'retrieved', tokens: placed?.tokens ?? chunkTokens, keptShare: placed?.keptShare ?? null });
       retrievedFiles++;
       continue;
     }
     if (mappedPaths.has(s.path)) {
-      files.push({ path: s.path, status: 'map', tokens: null, keptShare: null });
+      const placed = blockShare.get(`map:${s.path}`);
+      files.push({ path: s.path, status: 'map', tokens: placed?.tokens ?? mappedEntries.get(s.path)?.tokens ?? null, keptShare: placed?.keptShare ?? null });
       mappedFiles++;
       continue;
     }

@@ -2,7 +2,7 @@ import { raceAbort, throwIfAborted } from '../errors';
 import { findSecret } from '../secrets';
 import { rankChunks, type ScoredChunk } from './bm25';
 import type { Chunk } from './chunks';
-import { formatRetrievalSection } from './section';
+import { formatRetrievalSection, formatRetrievedChunk, RETRIEVAL_TITLE } from './section';
 
 /** Options for `retrieveChunks`. */
 export interface RetrieveOptions {
@@ -23,8 +23,16 @@ export interface Retrieved {
   text: string;
   /** `countTokens(text)`, ≤ `budget`. */
   tokens: number;
-  /** The chunks quoted, best first. */
+  /** The chunks quoted, best first (their order in the section). */
   chunks: Chunk[];
+  /**
+   * Where each quoted chunk lies in the section, in the order of `chunks`: its file, `tokens`
+   * (`countTokens` of its block, `formatRetrievedChunk`: the `path:first-last` line and the fenced
+   * lines) and `offset` (tokens from the section's start: the title line's plus those of the
+   * blocks before it, each counted alone; a tokenizer that merges across a block boundary shifts
+   * the true start by a token or so) [tokens].
+   */
+  spans: Array<{ path: string; tokens: number; offset: number }>;
 }
 
 /**
@@ -43,5 +51,15 @@ export async function retrieveChunks(chunks: readonly Chunk[], question: string,
     clean.push(r);
   }
   const fitted = await formatRetrievalSection(clean, options.budget, options.countTokens);
-  return { text: fitted.text, tokens: fitted.tokens, chunks: fitted.chosen.map((i) => clean[i]!.chunk) };
+  const quoted = fitted.chosen.map((i) => clean[i]!.chunk);
+  const spans: Retrieved['spans'] = [];
+  if (quoted.length > 0) {
+    let offset = await options.countTokens(`${RETRIEVAL_TITLE}\n`);
+    for (const i of fitted.chosen) {
+      const tokens = await options.countTokens(formatRetrievedChunk(clean[i]!));
+      spans.push({ path: clean[i]!.chunk.path, tokens, offset });
+      offset += tokens;
+    }
+  }
+  return { text: fitted.text, tokens: fitted.tokens, chunks: quoted, spans };
 }
