@@ -1,0 +1,25 @@
+/**
+ * RepoSnap's KV-cache eviction policies (issue 16): scorers × allocators, composed into policies.
+ * One small file each: policy.ts (interfaces and layout helpers), snapkv.ts (SnapKV's
+ * window-attention scorer), uniform.ts / adakv.ts / pyramid.ts (allocators), compose.ts (the
+ * composition and the product's {@link snapPolicy}).
+ */
+export { AdaKvAllocator, type AdaKvOptions } from './adakv';
+export { allocatorFor, ScoredPolicy, SnapKvPolicy, snapPolicy, type BudgetAllocation, type SnapPolicyOptions } from './compose';
+export {
+  checkKept,
+  keptWidth,
+  range,
+  sameForEveryHead,
+  topKAscending,
+  topKByScore,
+  type Allocator,
+  type EvictionPolicy,
+  type PolicyFamily,
+  type PolicyInput,
+  type Scorer,
+  type ScoreShape,
+} from './policy';
+export { PyramidAllocator, pyramidBudgets, type PyramidOptions } from './pyramid';
+export { pool1d, SnapKvScorer, type SnapKvScorerOptions } from './snapkv';
+export { rowOf, UniformAllocator } from './uniform';
