@@ -20,21 +20,8 @@ import type { QuestionRecords } from '../stats/records';
 import type { StatusBar } from '../stats/status';
 import { EngineClient, EngineCrashedError } from './client';
 import type { WireAskEvent, WireAskStats } from './protocol';
-import { recentFilesIn } from './recent-files';
+import { RecentSaves } from './recent-files';
 import { askParams } from './request';
-
-/**
- * The ranked packing's `recentFiles` for `folder`: the files open in the window's tabs and
- * visible editors (`file:` documents only), relative to the folder (`recentFilesIn`).
- */
-function openFiles(folder: vscode.WorkspaceFolder): string[] {
-  const uris: vscode.Uri[] = [];
-  for (const group of vscode.window.tabGroups?.all ?? []) {
-    for (const tab of group.tabs) if (tab.input instanceof vscode.TabInputText) uris.push(tab.input.uri);
-  }
-  for (const editor of vscode.window.visibleTextEditors ?? []) uris.push(editor.document.uri);
-  return recentFilesIn(folder.uri.fsPath, uris.filter((u) => u.scheme === 'file').map((u) => u.fsPath));
-}
 
 /** One question from a feature. */
 export interface ServiceAsk {
@@ -70,6 +57,8 @@ export class EngineService implements vscode.Disposable {
   /** Questions being answered (the file watcher's refresh waits for none). */
   private busy = 0;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The ranked packing's `recentFiles`: files saved in this window, not open tabs (a tab change must not invalidate the cached prefix). */
+  private readonly recentSaves = new RecentSaves();
   private resolving: Promise<string> | undefined;
   /** Each folder's cache store folder, once the window's old store for it is adopted (by folder path). */
   private readonly storeDirs = new Map<string, Promise<string>>();
@@ -101,6 +90,10 @@ export class EngineService implements vscode.Disposable {
     });
     this.status.setModel(modelDisplayName(settings.get().model));
     this.status.setNoModel(this.modelChoice() === 'none');
+    const onSave = vscode.workspace.onDidSaveTextDocument?.((doc) => {
+      if (doc.uri.scheme === 'file') this.recentSaves.noteSaved(doc.uri.fsPath);
+    });
+    if (onSave) this.disposables.push(onSave);
     this.disposables.push(
       this.choiceChanged,
       settings.onDidChange((keys) => {
@@ -144,7 +137,7 @@ export class EngineService implements vscode.Disposable {
       this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
-        askParams(settings, { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, modelPath, cacheDir: await this.cacheDir(folder), recentFiles: openFiles(folder) }),
+        askParams(settings, { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, modelPath, cacheDir: await this.cacheDir(folder), recentFiles: this.recentSaves.recentIn(folder.uri.fsPath) }),
         {
           signal: q.signal,
           onEvent: (e) => {
@@ -265,7 +258,7 @@ export class EngineService implements vscode.Disposable {
         modelPath,
         cacheDir: await this.cacheDir(folder),
         prepareOnly: true,
-        recentFiles: openFiles(folder),
+        recentFiles: this.recentSaves.recentIn(folder.uri.fsPath),
       }),
     );
   }
