@@ -5,7 +5,7 @@ import * as path from 'node:path';
 // than `import = require`, which the webview's ES-module type check (media/tsconfig.json) refuses
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter');
-import type { Language, Node, Query } from 'web-tree-sitter';
+import type { Language, Node, Parser, Query } from 'web-tree-sitter';
 import type { GrammarId } from './languages';
 import { TAGS_QUERIES } from './queries';
 
@@ -77,17 +77,22 @@ export function treeSitterWasmDir(): { runtime: string; grammars: string } {
 }
 
 let runtimeReady: Promise<void> | undefined;
-const grammars = new Map<GrammarId, Promise<{ language: Language; query: Query }>>();
+const grammars = new Map<GrammarId, Promise<{ language: Language; query: Query; parser: Parser }>>();
 
-/** Loads (once per process) the tree-sitter runtime and `grammar` with its compiled tags query. */
-function loadGrammar(grammar: GrammarId): Promise<{ language: Language; query: Query }> {
+/**
+ * Loads (once per process) the tree-sitter runtime and `grammar` with its compiled tags query and
+ * a parser set to it (reused by every parse: a parse runs synchronously, so two never overlap).
+ */
+function loadGrammar(grammar: GrammarId): Promise<{ language: Language; query: Query; parser: Parser }> {
   let loaded = grammars.get(grammar);
   if (loaded === undefined) {
     const dirs = treeSitterWasmDir();
     runtimeReady ??= TreeSitter.Parser.init({ locateFile: (file: string) => path.join(dirs.runtime, file) });
     loaded = runtimeReady.then(async () => {
       const language = await TreeSitter.Language.load(path.join(dirs.grammars, `tree-sitter-${grammar}.wasm`));
-      return { language, query: new TreeSitter.Query(language, TAGS_QUERIES[grammar]) };
+      const parser = new TreeSitter.Parser();
+      parser.setLanguage(language);
+      return { language, query: new TreeSitter.Query(language, TAGS_QUERIES[grammar]), parser };
     });
     // a failed load is retried by the next call rather than remembered
     loaded.catch(() => grammars.delete(grammar));
@@ -104,19 +109,13 @@ function loadGrammar(grammar: GrammarId): Promise<{ language: Language; query: Q
 export function createTagsParser(): TagsParser {
   return {
     async parse(text, grammar) {
-      const { language, query } = await loadGrammar(grammar);
-      const parser = new TreeSitter.Parser();
+      const { query, parser } = await loadGrammar(grammar);
+      const tree = parser.parse(text);
+      if (tree === null) throw new Error(`tree-sitter (${grammar}) returned no tree`);
       try {
-        parser.setLanguage(language);
-        const tree = parser.parse(text);
-        if (tree === null) throw new Error(`tree-sitter (${grammar}) returned no tree`);
-        try {
-          return extractTags(tree.rootNode, query, text, grammar);
-        } finally {
-          tree.delete();
-        }
+        return extractTags(tree.rootNode, query, text, grammar);
       } finally {
-        parser.delete();
+        tree.delete();
       }
     },
   };
