@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chat/view';
 import { registerCommands } from './commands/register';
 import { Settings } from './config/accessor';
+import { migrateRenamedSettings } from './config/migrate';
 import { ExplainCodeLensProvider } from './explain/codelens';
 import { ExplainController } from './explain/comments';
 import { EngineService } from './host/service';
@@ -18,6 +19,7 @@ import { StatusBar } from './stats/status';
 /** Activation (on the chat view or a RepoSnap command): registers everything, starts nothing. */
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('RepoSnap', { log: true });
+  void migrateRenamedSettings((line) => log.info(line));
   const settings = new Settings((line) => log.warn(line));
   const status = new StatusBar();
   const records = new QuestionRecords(context.workspaceState);

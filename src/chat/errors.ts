@@ -35,7 +35,7 @@ const FLAG_SETTINGS: Record<string, string> = {
   '--model': 'the reposnap.model setting',
   '--include': 'the reposnap.include setting',
   '--exclude': 'the reposnap.exclude setting',
-  '--gpu-layers': 'the reposnap.gpuLayers setting',
+  '--gpu-layers': 'the reposnap.GPULayers setting',
   '--kv-cache-type': 'the reposnap.kvCacheType setting',
   '--no-snap': 'the reposnap.snap setting',
 };

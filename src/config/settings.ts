@@ -25,10 +25,13 @@ export interface ReposnapSettings {
   model: string;
   /** Folder that downloaded models go to; empty = the extension's global storage. */
   modelDirectory: string;
-  /** Which engine build to run the model on. */
-  gpu: GpuChoice;
-  /** Layers offloaded to the GPU (ignored by the CPU engine); a large number offloads all. */
-  gpuLayers: number;
+  /** Which engine build to run the model on (`reposnap.GPU`; was `reposnap.gpu`, see migrate.ts). */
+  GPU: GpuChoice;
+  /**
+   * Layers offloaded to the GPU (ignored by the CPU engine); a large number offloads all
+   * (`reposnap.GPULayers`; was `reposnap.gpuLayers`, see migrate.ts).
+   */
+  GPULayers: number;
   /** Compress the prompt's KV cache with SnapKV (false: full attention). */
   snap: boolean;
   /** SnapKV budget B [cells per layer and KV head], observation window included. */
@@ -76,8 +79,8 @@ export interface ReposnapSettings {
 export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M',
   modelDirectory: '',
-  gpu: 'auto',
-  gpuLayers: 999,
+  GPU: 'auto',
+  GPULayers: 999,
   snap: SNAP_DEFAULTS.enabled,
   budget: SNAP_DEFAULTS.budget,
   window: SNAP_DEFAULTS.window,
@@ -186,8 +189,8 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
   const settings: ReposnapSettings = {
     model: str('model'),
     modelDirectory: str('modelDirectory'),
-    gpu: oneOf<GpuChoice>('gpu', ['auto', 'cuda', 'vulkan', 'metal', 'cpu']),
-    gpuLayers: int('gpuLayers', 0),
+    GPU: oneOf<GpuChoice>('GPU', ['auto', 'cuda', 'vulkan', 'metal', 'cpu']),
+    GPULayers: int('GPULayers', 0),
     snap: bool('snap'),
     budget: int('budget', SNAP_LIMITS.budget.min, SNAP_LIMITS.budget.max),
     window: int('window', SNAP_LIMITS.window.min, SNAP_LIMITS.window.max),
@@ -231,7 +234,7 @@ export function withFilesExclude(settings: ReposnapSettings, filesExclude: unkno
  * Settings whose change needs a new engine process (the engine build and the model load once
  * per process); every other setting applies to the next question as is.
  */
-export const ENGINE_RESTART_KEYS: readonly (keyof ReposnapSettings)[] = ['gpu'];
+export const ENGINE_RESTART_KEYS: readonly (keyof ReposnapSettings)[] = ['GPU'];
 
 /** Settings whose change means the model must be resolved (and maybe downloaded) again. */
-export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'gpuLayers'];
+export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'GPULayers'];

@@ -2,7 +2,7 @@
  * Entry point of the engine process (`dist/host.js`): the extension host forks it with
  * `child_process.fork`, one per window, and talks to it over IPC ({@link ./protocol}). The
  * native addon lives here only, so a native crash or an out-of-memory kills this process, never
- * the extension host. `REPOSNAP_ADDON` (set by the extension from `reposnap.gpu`) picks the
+ * the extension host. `REPOSNAP_ADDON` (set by the extension from `reposnap.GPU`) picks the
  * engine build.
  */
 import path from 'node:path';

@@ -16,7 +16,7 @@ export interface AskTarget {
   repo: string;
   /** The question; '' with `prepareOnly`. */
   question: string;
-  /** The resolved model file (its `gpuLayers` is `reposnap.gpuLayers`). */
+  /** The resolved model file (its `gpuLayers` is `reposnap.GPULayers`). */
   modelPath: string;
   /** The folder's cache store folder; none: no caching. */
   cacheDir?: string;
@@ -35,7 +35,7 @@ export interface AskTarget {
 export function askParams(settings: ReposnapSettings, target: AskTarget): AskParams {
   const s = settings;
   const ranked = s.packing === 'ranked';
-  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.gpuLayers };
+  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.GPULayers };
   return {
     threadId: target.threadId,
     ...(target.forkFrom !== undefined ? { forkFrom: target.forkFrom } : {}),

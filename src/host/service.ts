@@ -2,7 +2,7 @@
  * The extension's face of the engine: one {@link EngineClient} per window, plus what a question
  * needs around it — the settings, the workspace folder, the model resolved (and downloaded
  * with a cancellable progress notification when it is a URI), the engine build for
- * `reposnap.gpu`, the status bar, and the per-question records. The chat view and the inline
+ * `reposnap.GPU`, the status bar, and the per-question records. The chat view and the inline
  * explanations both ask through {@link EngineService.ask}.
  */
 import path from 'node:path';
@@ -104,7 +104,7 @@ export class EngineService implements vscode.Disposable {
         }
         if ([...keys].some((k) => ENGINE_RESTART_KEYS.includes(k))) {
           this.build = undefined;
-          this.client.restart('the engine restarts for the new reposnap.gpu setting');
+          this.client.restart('the engine restarts for the new reposnap.GPU setting');
         }
       }),
     );
@@ -134,7 +134,7 @@ export class EngineService implements vscode.Disposable {
     try {
       if (q.onDownload) this.downloadListeners.add(q.onDownload);
       const modelPath = await this.modelFile(settings, folder.uri.fsPath, q.signal).finally(() => q.onDownload && this.downloadListeners.delete(q.onDownload));
-      this.build ??= await selectEngineBuild(settings.gpu, this.context.extensionPath);
+      this.build ??= await selectEngineBuild(settings.GPU, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
         askParams(settings, { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, modelPath, cacheDir: await this.cacheDir(folder), recentFiles: this.recentSaves.recentIn(folder.uri.fsPath) }),

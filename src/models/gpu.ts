@@ -1,5 +1,5 @@
 /**
- * Chooses the engine build for `reposnap.gpu`. RepoSnap's engine is built per backend
+ * Chooses the engine build for `reposnap.GPU`. RepoSnap's engine is built per backend
  * (`native/build/reposnap.node` for the CPU, `reposnap-<gpu>.node` for `REPOSNAP_GPU=<gpu>
  * npm run build:native`); `auto` asks node-llama-cpp which GPU backends this machine can run
  * (`getLlamaGpuTypes('supported')`: it looks for drivers and libraries, it loads no binary)
@@ -42,14 +42,14 @@ export function addonFile(root: string, backend: GpuBackend | 'cpu'): string {
  * @throws Error when a specific backend is asked for and RepoSnap has no build of it.
  */
 export async function selectEngineBuild(choice: GpuChoice, root: string, detect: GpuDetector = detectGpus): Promise<EngineBuild> {
-  const cpu: EngineBuild = { backend: 'cpu', addon: addonFile(root, 'cpu'), reason: 'reposnap.gpu is cpu' };
+  const cpu: EngineBuild = { backend: 'cpu', addon: addonFile(root, 'cpu'), reason: 'reposnap.GPU is cpu' };
   if (choice === 'cpu') return cpu;
   if (choice !== 'auto') {
     const addon = addonFile(root, choice);
     if (!fs.existsSync(addon)) {
-      throw new Error(`reposnap.gpu is '${choice}', but this RepoSnap has no ${choice} engine (${addon}): build it with REPOSNAP_GPU=${choice} npm run build:native, or set reposnap.gpu to auto or cpu.`);
+      throw new Error(`reposnap.GPU is '${choice}', but this RepoSnap has no ${choice} engine (${addon}): build it with REPOSNAP_GPU=${choice} npm run build:native, or set reposnap.GPU to auto or cpu.`);
     }
-    return { backend: choice, addon, reason: `reposnap.gpu is ${choice}` };
+    return { backend: choice, addon, reason: `reposnap.GPU is ${choice}` };
   }
   let found: string[] = [];
   try {

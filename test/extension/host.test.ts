@@ -21,7 +21,7 @@ let client: EngineClient;
 const states: string[] = [];
 
 function params(question: string, over: Partial<ReposnapSettings> = {}): AskParams {
-  return askParams({ ...DEFAULT_SETTINGS, gpuLayers: 0, contextSize: 1024, budget: 128, window: 16, maxTokens: 12, ...over }, { threadId: 't1', repo, question, modelPath: checkTinyModel() });
+  return askParams({ ...DEFAULT_SETTINGS, GPULayers: 0, contextSize: 1024, budget: 128, window: 16, maxTokens: 12, ...over }, { threadId: 't1', repo, question, modelPath: checkTinyModel() });
 }
 
 before(() => {

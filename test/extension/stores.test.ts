@@ -1,6 +1,6 @@
 /**
  * What the extension keeps per workspace (threads, question records), the explain question,
- * model resolution without the network for local paths, and the engine build for reposnap.gpu.
+ * model resolution without the network for local paths, and the engine build for reposnap.GPU.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -125,7 +125,7 @@ test('a local model path resolves without loading node-llama-cpp (no network); U
   assert.equal(modelDisplayName('hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M'), 'Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M');
 });
 
-test('reposnap.gpu: cpu and auto without a GPU build use the CPU engine; a missing build is a clear error', async () => {
+test('reposnap.GPU: cpu and auto without a GPU build use the CPU engine; a missing build is a clear error', async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-gpu-'));
   try {
     fs.mkdirSync(path.join(root, 'native', 'build'), { recursive: true });
