@@ -1,3 +1,15 @@
+import { throwIfAborted } from './errors';
+
+/**
+ * How `fitSection` shares the thread: `maybeYield` is awaited before each block is counted (a
+ * `createYielder`: it turns the event loop now and then, so that a section of 20,000 blocks does
+ * not hold it), and `signal` is checked there (an abort rejects with an AbortError).
+ */
+export interface FitPace {
+  maybeYield: () => Promise<void> | undefined;
+  signal?: AbortSignal;
+}
+
 /** A section fitted to a token budget by `fitSection`. */
 export interface FittedSection {
   /** The section's text, ending with a newline; `''` when nothing fits (the section is left out). */
@@ -17,14 +29,16 @@ export interface FittedSection {
  * counted, and while it exceeds `budget` (a tokenizer can merge across block boundaries) the
  * lowest-priority block is dropped. So `tokens ≤ budget` always holds, with `tokens` as
  * `countTokens` counts the whole section. Tokens are `countTokens`'s units; `budget` ≥ 0.
- * Rejects with whatever `countTokens` or `render` throw, and with `TypeError` when
- * `countTokens` returns something other than a finite number ≥ 0.
+ * Rejects with whatever `countTokens` or `render` throw, with `TypeError` when `countTokens`
+ * returns something other than a finite number ≥ 0, and with an AbortError when `pace.signal`
+ * aborts.
  */
 export async function fitSection(
   blocks: readonly string[],
   render: (chosen: readonly number[]) => string,
   budget: number,
   countTokens: (text: string) => number | Promise<number>,
+  pace?: FitPace,
 ): Promise<FittedSection> {
   const count = async (text: string): Promise<number> => {
     const n = await countTokens(text);
@@ -36,6 +50,8 @@ export async function fitSection(
   const chosen: number[] = [];
   let estimate = overhead;
   for (let i = 0; i < blocks.length && estimate < budget; i++) {
+    await pace?.maybeYield();
+    throwIfAborted(pace?.signal);
     const tokens = await count(blocks[i]!);
     if (estimate + tokens <= budget) {
       chosen.push(i);

@@ -64,3 +64,37 @@ test('an abort while a parse is in flight rejects at once, without waiting for t
   assert.equal(started, 3);
   release();
 });
+
+test('fitting a map of many blocks turns the event loop, so an abort from another task stops it part way', async (t) => {
+  // 120 files of one function each: none fits in full (shares 0), all compete for the map
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 120; i++) files[`src/m${String(i).padStart(3, '0')}.ts`] = `export function part${i}(): number {\n  return ${i};\n}\n`;
+  const root = await makeRepo(t, files);
+  const controller = new AbortController();
+  let mapStarted = false;
+  let blocksAfterAbortRequest = 0;
+  let abortRequested = false;
+  // a slow tokenizer (2 ms a call, busy): without turns of the event loop the abort would wait for all 120 blocks
+  const countTokens = (text: string): number => {
+    const until = performance.now() + 2;
+    while (performance.now() < until);
+    if (!mapStarted && text.startsWith('Repository map')) {
+      mapStarted = true;
+      setImmediate(() => controller.abort());
+      abortRequested = true;
+    } else if (abortRequested && /^src\/m\d+\.ts:\n/.test(text)) blocksAfterAbortRequest++;
+    return quarterChars(text);
+  };
+  const packing = packRepository(root, {
+    tokenBudget: 100_000,
+    countTokens,
+    packing: 'ranked',
+    rankedShares: { tree: 0, full: 0 },
+    tagsCache: new TagsCache({ parser }),
+    signal: controller.signal,
+  });
+  await assert.rejects(packing, { name: 'AbortError' });
+  assert.ok(mapStarted);
+  // the fit yields at least every 10 ms, 5 blocks here; far fewer than the 120
+  assert.ok(blocksAfterAbortRequest < 60, `${blocksAfterAbortRequest} blocks counted after the abort was requested`);
+});

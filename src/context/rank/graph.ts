@@ -32,12 +32,17 @@ export interface ReferenceGraphOptions {
  */
 export function buildReferenceGraph(files: readonly GraphFile[], options: ReferenceGraphOptions = {}): WeightedEdge[] {
   const definers = new Map<string, number[]>();
-  const referencers = new Map<string, Array<[number, number]>>();
   files.forEach((file, i) => {
     if (file.tags === undefined) return;
     const names = new Set(file.tags.definitions.map((d) => d.name));
-    for (const name of [...names].sort()) push(definers, name, i);
-    for (const [name, count] of file.tags.references) push(referencers, name, [i, count]);
+    for (const name of names) push(definers, name, i);
+  });
+  // only names some file defines: most names used (locals, parameters, the language's own) are
+  // defined nowhere, and listing their users was most of the time at 20,000 files
+  const referencers = new Map<string, Array<[number, number]>>();
+  files.forEach((file, i) => {
+    if (file.tags === undefined) return;
+    for (const [name, count] of file.tags.references) if (definers.has(name)) push(referencers, name, [i, count]);
   });
   const edges: WeightedEdge[] = [];
   for (const name of [...definers.keys()].sort()) {
