@@ -1,0 +1,237 @@
+/**
+ * The summary of bench/repoqa/large (issue 15): accuracy of each packing on the questions about
+ * files that smallest-first packs in full (`inside`) and about the others (`outside`), time to
+ * first token, tokens per section, written to `bench/results/repoqa-large-<model>.json`.
+ *
+ * Every aggregate is over the questions answered with all three packings (a run cut in the middle
+ * of a question leaves that question out of the comparison, not out of `records`).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Question, QuestionKind } from '../questions';
+import { LARGE_PACKINGS, type LargePacking, type SectionTokens } from './prompt';
+
+/** `inside`: the question's file is packed in full by smallest-first; `outside`: it is not. */
+export type Subset = 'outside' | 'inside';
+
+/** Every subset, in report order. */
+export const SUBSETS: readonly Subset[] = ['outside', 'inside'];
+
+/**
+ * The subset of a question: `inside` when the file that defines its subject is among the files
+ * smallest-first packs in full, else `outside`.
+ * @param smallestFirstFiles paths of the files smallest-first packs in full (relative, `/`-separated)
+ */
+export function subsetOf(q: Pick<Question, 'file'>, smallestFirstFiles: ReadonlySet<string>): Subset {
+  return smallestFirstFiles.has(q.file) ? 'inside' : 'outside';
+}
+
+/** One question answered with one packing (a line of the run's JSONL). */
+export interface LargeRecord extends Question {
+  packing: LargePacking;
+  subset: Subset;
+  /** The subject's file is in full in this packing's prefix. */
+  inFull: boolean;
+  /** The subject's file is in this packing's repository map. */
+  inMap: boolean;
+  /** A chunk of the subject's file was retrieved for the question. */
+  fileRetrieved: boolean;
+  /** The subject's own chunk (its file and name) was retrieved for the question. */
+  subjectRetrieved: boolean;
+  /** The retrieved chunks, best first: `path#name`. */
+  retrieved: string[];
+  /** The greedy answer (full attention), its stop reason, and whether it is correct (scoring.ts). */
+  text: string;
+  stop: string;
+  correct: boolean;
+  /** Prompt tokens: prefix + retrieval + question. */
+  L: number;
+  prefixTokens: number;
+  retrievalTokens: number;
+  questionTokens: number;
+  /** Restoring the prefix's state from memory [ms]. */
+  restoreMs: number;
+  /** Prefilling what follows the prefix (retrieval + question, and the window's last prefix tokens) [ms]. */
+  prefillMs: number;
+  /** Decoding the answer [ms]. */
+  answerMs: number;
+}
+
+/** One row of `summary`. */
+export interface SummaryRow {
+  packing: LargePacking;
+  subset: Subset;
+  /** Questions. */
+  n: number;
+  /** Share answered correctly, in [0, 1]. */
+  accuracy: number;
+}
+
+/** The records of the questions answered with every packing (in record order). */
+export function completeRecords<R extends Pick<LargeRecord, 'id' | 'packing'>>(records: readonly R[]): R[] {
+  const packings = new Map<string, Set<string>>();
+  for (const r of records) packings.set(r.id, (packings.get(r.id) ?? new Set()).add(r.packing));
+  return records.filter((r) => LARGE_PACKINGS.every((p) => packings.get(r.id)!.has(p)));
+}
+
+/**
+ * `summary`: for each packing and subset with at least one question answered with every packing,
+ * the number of those questions and the share answered correctly. A question recorded twice for
+ * a packing counts once (its first record).
+ */
+export function summarize(records: readonly Pick<LargeRecord, 'id' | 'packing' | 'subset' | 'correct'>[]): SummaryRow[] {
+  const complete = completeRecords(records);
+  const rows: SummaryRow[] = [];
+  for (const packing of LARGE_PACKINGS) {
+    for (const subset of SUBSETS) {
+      const seen = new Set<string>();
+      let n = 0;
+      let correct = 0;
+      for (const r of complete) {
+        if (r.packing !== packing || r.subset !== subset || seen.has(r.id)) continue;
+        seen.add(r.id);
+        n++;
+        if (r.correct) correct++;
+      }
+      if (n > 0) rows.push({ packing, subset, n, accuracy: correct / n });
+    }
+  }
+  return rows;
+}
+
+/** The issue's target: ranked+map+retrieval ≥ 25 points above smallest-first on `outside`, no worse on `inside`. */
+export interface TargetCheck {
+  subset: Subset;
+  /** Accuracy of ranked+map+retrieval − smallest-first [points of accuracy, in [−1, 1]]; null when a row is missing. */
+  gain: number | null;
+  /** The least gain the target asks (0.25 outside, 0 inside). */
+  required: number;
+  met: boolean;
+}
+
+/** Checks the target on `summary` rows. */
+export function checkTarget(summary: readonly SummaryRow[]): TargetCheck[] {
+  return SUBSETS.map((subset) => {
+    const acc = (p: LargePacking) => summary.find((r) => r.packing === p && r.subset === subset)?.accuracy;
+    const a = acc('ranked+map+retrieval');
+    const b = acc('smallest-first');
+    const gain = a === undefined || b === undefined ? null : a - b;
+    const required = subset === 'outside' ? 0.25 : 0;
+    return { subset, gain, required, met: gain !== null && gain >= required - 1e-12 };
+  });
+}
+
+/** Accuracy by a grouping key, per packing (only complete questions). */
+export function accuracyBy(records: readonly LargeRecord[], key: (r: LargeRecord) => string): { group: string; packing: LargePacking; n: number; accuracy: number }[] {
+  const complete = completeRecords(records);
+  const groups = [...new Set(complete.map(key))].sort();
+  const out: { group: string; packing: LargePacking; n: number; accuracy: number }[] = [];
+  for (const group of groups) {
+    for (const packing of LARGE_PACKINGS) {
+      const rs = complete.filter((r) => r.packing === packing && key(r) === group);
+      if (rs.length > 0) out.push({ group, packing, n: rs.length, accuracy: rs.filter((r) => r.correct).length / rs.length });
+    }
+  }
+  return out;
+}
+
+/** One packing of one repository: its prefix and what making it cost. */
+export interface PackingInfo {
+  sections: SectionTokens;
+  prefixTokens: number;
+  /** Files in full / in the map. */
+  fullFiles: number;
+  mappedFiles: number;
+  /** Room kept for the retrieval section [tokens]. */
+  retrievalRoom: number;
+  /** The prefix's prefill [ms] (when its state was made, possibly by an earlier run) and when. */
+  prefillMs: number;
+  prefilledAt?: string;
+  /** Loading the prefix's state file [ms], when this run loaded it instead of prefilling. */
+  loadMs?: number;
+}
+
+/** One repository of the run. */
+export interface RepoInfo {
+  repo: string;
+  /** Source files the include patterns keep (packable text files). */
+  files: number;
+  /** Tokens of all their sections (the product's file sections, unlimited budget). */
+  sourceTokens: number;
+  /** sourceTokens / contextSize. */
+  timesContext: number;
+  /** Files smallest-first packs in full. */
+  smallestFirstFiles: string[];
+  /** Questions generated (the model's kinds) outside / inside, and selected. */
+  generated: Record<Subset, number>;
+  selected: Record<Subset, number>;
+  packings: Partial<Record<LargePacking, PackingInfo>>;
+}
+
+/** Inputs of {@link buildLargeReport} besides the records. */
+export interface LargeReportInput {
+  modelId: string;
+  modelFile: string;
+  contextSize: number;
+  answerTokens: number;
+  kinds: readonly QuestionKind[];
+  repos: readonly RepoInfo[];
+  /** Extra fields written as they are (e.g. what was not run, and why). */
+  notes: Record<string, unknown>;
+}
+
+const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/**
+ * The report: `summary` (see {@link summarize}), the target, accuracy by kind, repository and
+ * where the subject's file was, time to first token per packing, tokens per section per repository,
+ * and every record.
+ *
+ * Time to first token: `warmMs` = restoring the cached prefix (from memory) + prefilling the
+ * retrieval section and the question (the first token is the argmax of the prompt's last logits);
+ * `coldMs` = the prefix's prefill + the same question prefill (nothing cached).
+ */
+export function buildLargeReport(records: readonly LargeRecord[], input: LargeReportInput) {
+  const summary = summarize(records);
+  const complete = completeRecords(records);
+  const ttft = LARGE_PACKINGS.map((packing) => {
+    const rs = complete.filter((r) => r.packing === packing);
+    const prefill = (r: LargeRecord) => input.repos.find((x) => x.repo === r.repo)?.packings[packing]?.prefillMs ?? NaN;
+    return {
+      packing,
+      n: rs.length,
+      warmMs: mean(rs.map((r) => r.restoreMs + r.prefillMs)),
+      coldMs: mean(rs.map((r) => prefill(r) + r.prefillMs)),
+      questionPrefillMs: mean(rs.map((r) => r.prefillMs)),
+      retrievalTokens: mean(rs.map((r) => r.retrievalTokens)),
+      questionTokens: mean(rs.map((r) => r.questionTokens)),
+      L: mean(rs.map((r) => r.L)),
+    };
+  });
+  const where = (r: LargeRecord) => (r.inFull ? 'file in full' : r.subjectRetrieved ? 'subject retrieved' : r.fileRetrieved ? 'other chunk of file retrieved' : r.inMap ? 'file in map only' : 'file in tree only');
+  return {
+    model: input.modelId,
+    modelFile: input.modelFile,
+    contextSize: input.contextSize,
+    answerTokens: input.answerTokens,
+    attention: 'full attention (no SnapKV) over the packed context, greedy',
+    kinds: input.kinds,
+    summary,
+    target: checkTarget(summary),
+    questions: new Set(complete.map((r) => r.id)).size,
+    byKind: accuracyBy(records, (r) => `${r.subset}:${r.kind}`),
+    byRepo: accuracyBy(records, (r) => `${r.subset}:${r.repo}`),
+    bySubjectPlace: accuracyBy(records, (r) => `${r.packing}:${r.subset}:${where(r)}`).filter((x) => x.group.startsWith(`${x.packing}:`)),
+    ttft,
+    repos: input.repos,
+    ...input.notes,
+    records,
+  };
+}
+
+/** Writes the report as JSON (two-space indented); returns the file. */
+export function writeLargeReport(records: readonly LargeRecord[], input: LargeReportInput, out: string): string {
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(buildLargeReport(records, input), null, 2) + '\n');
+  return out;
+}

@@ -1,0 +1,262 @@
+/**
+ * bench/repoqa/large: questions about repositories larger than the context (issue 15), answered
+ * by a real model through the product's prompt with each packing: smallest-first (the files that
+ * fit, smallest first), ranked+map (file tree, files in full by PageRank, repository map) and
+ * ranked+map+retrieval (the same prefix, plus the question's BM25 chunks after it, 15 % of the
+ * context). Same questions for every packing; full attention, greedy.
+ *
+ *   node --import tsx bench/repoqa/large/run.ts [options]
+ *
+ *   --packages LIST       package names (default: every package of large/packages.ts but express)
+ *   --outside N           questions per package about files smallest-first leaves out (default 10)
+ *   --inside N            questions per package about files smallest-first packs in full (default 6)
+ *   --context-size N      the context [tokens] (default 4096)
+ *   --answer-tokens N     longest answer (default 24; an answer also ends once its candidate is settled)
+ *   --jsonl FILE          one line per question and packing, appended as they finish; a rerun skips
+ *                         what is there (default bench/.repoqa/runs/large-coder.jsonl)
+ *   --out FILE            the report (default bench/results/repoqa-large-coder.json)
+ *   --limit N             stop after N new questions (each with every packing)
+ *   --report-only         write the report from the JSONL, answer nothing
+ *
+ * Questions go round-robin over the packages (question i of each package, then i + 1), and within
+ * a package alternate outside/inside, so a cut run stays balanced. Each packing's prefix is
+ * prefilled once per package and its state kept under bench/.repoqa/state/coder-large (a resumed
+ * run loads it). Questions are generated from every source file the include patterns keep
+ * (questions.ts), with the kinds the coder model answers (run.ts, `MODELS.coder`).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { packRepository } from '../../../src/context/pack';
+import { loadModel } from '../../../src/engine/model';
+import type { SessionSnapshot } from '../../../src/engine/session';
+import { concatTokens } from '../../../src/prompt/prompt';
+import { checkRealModel } from '../../../test/helpers/models';
+import { measureQuestion } from '../branches';
+import { packageId, setupPackage, type RepoPackage } from '../packages';
+import { generateQuestions, type Question, type QuestionKind } from '../questions';
+import { benchSession, prefixState, readPrefixMeta } from '../repository';
+import { MODELS, selectQuestions } from '../run';
+import { answerComplete, isCorrect, scoringContext } from '../scoring';
+import { findLargePackage, LARGE_PACKAGES } from './packages';
+import { LARGE_PACKINGS, packedPrompt, questionPart, type LargePacking, type PackedPrompt } from './prompt';
+import { subsetOf, writeLargeReport, type LargeRecord, type RepoInfo, type Subset } from './report';
+
+/** The settings that make JSONL records comparable (a rerun with others is refused). */
+export interface LargeRunConfig {
+  model: string;
+  contextSize: number;
+  answerTokens: number;
+}
+
+/** Reads the records of a JSONL written with `config`; [] when absent. @throws on a config mismatch. */
+export function readLargeRecords(file: string, config: LargeRunConfig): LargeRecord[] {
+  if (!fs.existsSync(file)) return [];
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  if (lines.length === 0) return [];
+  const head = JSON.parse(lines[0]!) as { config?: LargeRunConfig };
+  if (JSON.stringify(head.config) !== JSON.stringify(config)) throw new Error(`${file} was written with ${JSON.stringify(head.config)}, not ${JSON.stringify(config)}: delete it or pass another --jsonl`);
+  const out: LargeRecord[] = [];
+  for (const l of lines.slice(1)) {
+    try {
+      out.push(JSON.parse(l) as LargeRecord);
+    } catch {
+      // a line cut by a killed run: that question and packing run again
+    }
+  }
+  return out;
+}
+
+/** a₁ b₁ a₂ b₂ …, then what is left of the longer list. */
+export function interleave<T>(a: readonly T[], b: readonly T[]): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (i < a.length) out.push(a[i]!);
+    if (i < b.length) out.push(b[i]!);
+  }
+  return out;
+}
+
+const log = (s: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
+
+/** What one package brings to the run. */
+interface Prepared {
+  pkg: RepoPackage;
+  info: RepoInfo;
+  files: string[];
+  prompts: Record<LargePacking, PackedPrompt>;
+  questions: (Question & { subset: Subset })[];
+  states: Partial<Record<LargePacking, SessionSnapshot>>;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      packages: { type: 'string' },
+      outside: { type: 'string' },
+      inside: { type: 'string' },
+      'context-size': { type: 'string' },
+      'answer-tokens': { type: 'string' },
+      jsonl: { type: 'string' },
+      out: { type: 'string' },
+      limit: { type: 'string' },
+      'report-only': { type: 'boolean' },
+    },
+  });
+  const key = 'coder';
+  const spec = MODELS[key]!;
+  const kinds: readonly QuestionKind[] = spec.kinds;
+  const root = path.resolve(__dirname, '..', '..', '..');
+  const contextSize = Number(values['context-size'] ?? 4096);
+  const answerTokens = Number(values['answer-tokens'] ?? 24);
+  const nOutside = Number(values.outside ?? 10);
+  const nInside = Number(values.inside ?? 6);
+  const limit = values['report-only'] ? 0 : values.limit ? Number(values.limit) : Infinity;
+  const packages = (values.packages ? values.packages.split(',') : LARGE_PACKAGES.filter((p) => p.name !== 'express').map((p) => p.name)).map(findLargePackage);
+  const jsonl = path.resolve(values.jsonl ?? path.join(root, 'bench', '.repoqa', 'runs', `large-${key}.jsonl`));
+  const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', `repoqa-large-${key}.json`));
+  const config: LargeRunConfig = { model: spec.id, contextSize, answerTokens };
+
+  const modelFile = checkRealModel(spec.id);
+  const model = await loadModel(modelFile);
+  const records = readLargeRecords(jsonl, config);
+  const done = new Set(records.map((r) => `${r.id}|${r.packing}`));
+  fs.mkdirSync(path.dirname(jsonl), { recursive: true });
+  if (!fs.existsSync(jsonl) || fs.readFileSync(jsonl, 'utf8').trim() === '') fs.writeFileSync(jsonl, JSON.stringify({ config }) + '\n');
+  log(`${spec.id}: ${records.length} records already in ${path.relative(root, jsonl)}`);
+
+  const stateKey = `${key}-large`;
+  const repoKey = (pkg: RepoPackage, p: LargePacking) => `${pkg.name}-${pkg.version}-${p.replace(/\+/g, '_')}`;
+  const prepared: Prepared[] = [];
+  for (const pkg of packages) {
+    const dir = setupPackage(pkg);
+    const id = packageId(pkg);
+    const all = await packRepository(dir, { include: pkg.include, order: 'path', tokenBudget: Infinity, countTokens: (t) => model.tokenize(t).length });
+    const files = all.files.map((f) => f.path);
+    const prompts = {} as Record<LargePacking, PackedPrompt>;
+    for (const p of LARGE_PACKINGS) prompts[p] = await packedPrompt(model, dir, pkg.include, p, contextSize, answerTokens);
+    const inSf = new Set(prompts['smallest-first'].full);
+    const generated = (await generateQuestions(dir, files, id)).filter((q) => kinds.includes(q.kind));
+    const outside = generated.filter((q) => subsetOf(q, inSf) === 'outside');
+    const inside = generated.filter((q) => subsetOf(q, inSf) === 'inside');
+    const selOut = selectQuestions(outside, kinds, nOutside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'outside' }));
+    const selIn = selectQuestions(inside, kinds, nInside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'inside' }));
+    const info: RepoInfo = {
+      repo: id,
+      files: files.length,
+      sourceTokens: all.totalTokens,
+      timesContext: all.totalTokens / contextSize,
+      smallestFirstFiles: prompts['smallest-first'].full,
+      generated: { outside: outside.length, inside: inside.length },
+      selected: { outside: selOut.length, inside: selIn.length },
+      packings: {},
+    };
+    for (const p of LARGE_PACKINGS) {
+      const pp = prompts[p];
+      const meta = readPrefixMeta(pp.prefix, stateKey, repoKey(pkg, p));
+      info.packings[p] = {
+        sections: pp.sections,
+        prefixTokens: pp.prefix.length,
+        fullFiles: pp.full.length,
+        mappedFiles: pp.mapped.length,
+        retrievalRoom: pp.retrievalRoom,
+        prefillMs: meta?.prefillMs ?? NaN,
+        prefilledAt: meta?.at,
+      };
+    }
+    prepared.push({ pkg, info, files, prompts, questions: interleave(selOut, selIn), states: {} });
+    log(
+      `${id}: ${files.length} files, ${all.totalTokens} tokens (${info.timesContext.toFixed(1)}× ${contextSize}); ` +
+        LARGE_PACKINGS.map((p) => `${p} ${prompts[p].prefix.length} (tree ${prompts[p].sections.tree}, files ${prompts[p].sections.files} in ${prompts[p].full.length}, map ${prompts[p].sections.map} of ${prompts[p].mapped.length})`).join('; ') +
+        `; questions outside ${outside.length} → ${selOut.length}, inside ${inside.length} → ${selIn.length}`,
+    );
+  }
+
+  const session = benchSession(model, contextSize);
+  let fresh = 0;
+  try {
+    const rounds = Math.max(0, ...prepared.map((r) => r.questions.length));
+    for (let i = 0; i < rounds && fresh < limit; i++) {
+      for (const r of prepared) {
+        if (fresh >= limit) break;
+        const q = r.questions[i];
+        if (!q) continue;
+        const todo = LARGE_PACKINGS.filter((p) => !done.has(`${q.id}|${p}`));
+        if (todo.length === 0) continue;
+        const marks: string[] = [];
+        for (const p of todo) {
+          const pp = r.prompts[p];
+          if (!r.states[p]) {
+            const ps = await prefixState(session, pp.prefix, stateKey, repoKey(r.pkg, p));
+            r.states[p] = ps.snapshot;
+            Object.assign(r.info.packings[p]!, { prefillMs: ps.prefillMs, loadMs: ps.prefilled ? undefined : ps.loadMs });
+            if (ps.prefilled) r.info.packings[p]!.prefilledAt = new Date().toISOString();
+            log(`${r.info.repo} ${p}: prefix ${ps.tokens} tokens ${ps.prefilled ? `prefilled in ${(ps.prefillMs / 1000).toFixed(1)} s` : `loaded in ${ps.loadMs.toFixed(0)} ms`}`);
+          }
+          const part = await questionPart(model, pp, q.question);
+          const prompt = concatTokens([pp.prefix, part.tokens]);
+          if (prompt.length + answerTokens > contextSize) throw new Error(`${q.id} ${p}: ${prompt.length} prompt tokens + ${answerTokens} do not fit ${contextSize}`);
+          const ctx = scoringContext(q, r.files);
+          const m = await measureQuestion(model, session, r.states[p]!, prompt, [], { fractions: [], answerTokens, complete: (text) => answerComplete(text, ctx) });
+          const retrievedFiles = part.retrieved.map((c) => c.slice(0, c.lastIndexOf('#')));
+          const rec: LargeRecord = {
+            ...q,
+            packing: p,
+            inFull: pp.full.includes(q.file),
+            inMap: pp.mapped.includes(q.file),
+            fileRetrieved: retrievedFiles.includes(q.file),
+            subjectRetrieved: part.retrieved.includes(`${q.file}#${q.subject}`),
+            retrieved: part.retrieved,
+            text: m.full.text,
+            stop: m.full.stop,
+            correct: isCorrect(m.full.text, ctx),
+            L: m.L,
+            prefixTokens: pp.prefix.length,
+            retrievalTokens: part.retrievalTokens,
+            questionTokens: part.questionTokens,
+            restoreMs: m.restoreMs,
+            prefillMs: m.prefillMs,
+            answerMs: m.full.ms,
+          };
+          fs.appendFileSync(jsonl, JSON.stringify(rec) + '\n');
+          records.push(rec);
+          done.add(`${q.id}|${p}`);
+          marks.push(`${p} ${rec.correct ? '✓' : '✗'} ${JSON.stringify(rec.text.slice(0, 60))}`);
+        }
+        fresh++;
+        log(`[${fresh}] ${q.id} (${q.kind}, ${q.subset}) expected ${JSON.stringify(q.answer)}: ${marks.join(' | ')}`);
+      }
+    }
+  } finally {
+    session.dispose();
+  }
+  // scored again from the answers' texts with the current scorer (the JSONL's flags are a cache)
+  const filesOf = new Map(prepared.map((r) => [r.info.repo, r.files]));
+  const selected = new Set(prepared.flatMap((r) => r.questions.map((q) => q.id)));
+  const inRun = records.filter((r) => selected.has(r.id)).map((r) => ({ ...r, correct: isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) }));
+  const file = writeLargeReport(
+    inRun,
+    {
+      modelId: spec.id,
+      modelFile: path.basename(modelFile),
+      contextSize,
+      answerTokens,
+      kinds,
+      repos: prepared.map((r) => r.info),
+      notes: {
+        ceiling: 'not run: full attention over a context holding a whole repository (17K-75K tokens) takes 6-30 min of prefill per repository on this 2-core machine',
+        command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize}`,
+      },
+    },
+    out,
+  );
+  log(`wrote ${path.relative(process.cwd(), file)}`);
+  model.dispose();
+}
+
+if (require.main === module) {
+  void main().catch((e: unknown) => {
+    console.error(e instanceof Error ? (e.stack ?? e.message) : e);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * bench/repoqa/large (issue 15): the pure parts of the report (subset classification, the
+ * `summary` rows and the target on a hand-built case, the round-robin order) and, on the tiny
+ * model, that the benchmark's prompt for each packing is exactly what askRepository prefills.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { loadModel, type EngineModel } from '../../src/engine/model';
+import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
+import { concatTokens } from '../../src/prompt/prompt';
+import { askOptions, LARGE_PACKINGS, packedPrompt, questionPart } from '../../bench/repoqa/large/prompt';
+import { checkTarget, completeRecords, subsetOf, summarize } from '../../bench/repoqa/large/report';
+import { interleave, readLargeRecords } from '../../bench/repoqa/large/run';
+import { checkTinyModel } from '../helpers/models';
+
+test('a question is inside when smallest-first packs its file in full, else outside', () => {
+  const packed = new Set(['index.js', 'lib/small.js']);
+  assert.equal(subsetOf({ file: 'lib/small.js' }, packed), 'inside');
+  assert.equal(subsetOf({ file: 'index.js' }, packed), 'inside');
+  assert.equal(subsetOf({ file: 'lib/big.js' }, packed), 'outside');
+  // paths are compared exactly (no basename matching)
+  assert.equal(subsetOf({ file: 'small.js' }, packed), 'outside');
+});
+
+test('summary rows on a hand-built run: complete questions only, first record of a duplicate', () => {
+  type R = { id: string; packing: (typeof LARGE_PACKINGS)[number]; subset: 'outside' | 'inside'; correct: boolean };
+  const rec = (id: string, subset: R['subset'], sf: boolean, rm: boolean, rmr: boolean): R[] => [
+    { id, subset, packing: 'smallest-first', correct: sf },
+    { id, subset, packing: 'ranked+map', correct: rm },
+    { id, subset, packing: 'ranked+map+retrieval', correct: rmr },
+  ];
+  const records: R[] = [
+    ...rec('q1', 'outside', false, true, true),
+    ...rec('q2', 'outside', false, false, true),
+    ...rec('q3', 'inside', true, true, true),
+    ...rec('q4', 'inside', true, false, false),
+    // a question cut by a killed run: answered with one packing only, left out of every row
+    { id: 'q5', subset: 'outside', packing: 'smallest-first', correct: true },
+    // a second record of q1 smallest-first: the first one counts
+    { id: 'q1', subset: 'outside', packing: 'smallest-first', correct: true },
+  ];
+  assert.equal(completeRecords(records).length, 13);
+  const summary = summarize(records);
+  // by hand: outside q1, q2 — sf 0/2, rm 1/2, rmr 2/2; inside q3, q4 — sf 2/2, rm 1/2, rmr 1/2
+  assert.deepEqual(summary, [
+    { packing: 'smallest-first', subset: 'outside', n: 2, accuracy: 0 },
+    { packing: 'smallest-first', subset: 'inside', n: 2, accuracy: 1 },
+    { packing: 'ranked+map', subset: 'outside', n: 2, accuracy: 0.5 },
+    { packing: 'ranked+map', subset: 'inside', n: 2, accuracy: 0.5 },
+    { packing: 'ranked+map+retrieval', subset: 'outside', n: 2, accuracy: 1 },
+    { packing: 'ranked+map+retrieval', subset: 'inside', n: 2, accuracy: 0.5 },
+  ]);
+  assert.deepEqual(checkTarget(summary), [
+    { subset: 'outside', gain: 1, required: 0.25, met: true },
+    { subset: 'inside', gain: -0.5, required: 0, met: false },
+  ]);
+  // a subset with no complete question has no row, and the target says so
+  const outsideOnly = summarize(records.filter((r) => r.subset === 'outside'));
+  assert.deepEqual(outsideOnly.map((r) => `${r.packing}:${r.subset}`), ['smallest-first:outside', 'ranked+map:outside', 'ranked+map+retrieval:outside']);
+  assert.deepEqual(checkTarget(outsideOnly)[1], { subset: 'inside', gain: null, required: 0, met: false });
+});
+
+test('round-robin order and the JSONL reader', () => {
+  assert.deepEqual(interleave(['o1', 'o2', 'o3'], ['i1']), ['o1', 'i1', 'o2', 'o3']);
+  assert.deepEqual(interleave([], ['i1', 'i2']), ['i1', 'i2']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repoqa-large-jsonl-'));
+  try {
+    const file = path.join(dir, 'run.jsonl');
+    const config = { model: 'm', contextSize: 4096, answerTokens: 24 };
+    fs.writeFileSync(file, `${JSON.stringify({ config })}\n${JSON.stringify({ id: 'a', packing: 'ranked+map' })}\n{"id":"b","pack`);
+    assert.deepEqual(readLargeRecords(file, config).map((r) => r.id), ['a']);
+    assert.throws(() => readLargeRecords(file, { ...config, contextSize: 8192 }), /was written with/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+let model: EngineModel;
+let tmp: string;
+let repo: string;
+
+before(async () => {
+  model = await loadModel(checkTinyModel());
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'repoqa-large-'));
+  repo = path.join(tmp, 'repo');
+  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(repo, 'src', 'core.js'), `function coreTotal(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\nmodule.exports = { coreTotal };\n${'// core notes\n'.repeat(60)}`);
+  for (let i = 0; i < 40; i++) {
+    fs.writeFileSync(path.join(repo, 'src', `use${i}.js`), `const { coreTotal } = require('./core');\nfunction use${i}() {\n  return coreTotal([${i}, ${i + 1}]);\n}\nmodule.exports = { use${i} };\n`);
+  }
+  fs.writeFileSync(path.join(repo, 'README.md'), 'not included\n');
+});
+after(() => {
+  model.dispose();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the prompt of each packing is what askRepository prefills', async () => {
+  const contextSize = 2048;
+  const answerTokens = 4;
+  const include = ['/src/'];
+  const question = 'What does use39 return? Answer with the value only.';
+  const seen = new Set<string>();
+  for (const packing of LARGE_PACKINGS) {
+    const pp = await packedPrompt(model, repo, include, packing, contextSize, answerTokens);
+    const part = await questionPart(model, pp, question);
+    const prompt = concatTokens([pp.prefix, part.tokens]);
+    const { packing: mode, retrievalShare } = askOptions(packing);
+    let productTokens: number[] = [];
+    await askRepository(
+      { repo, model, question, snap: DEFAULT_SNAP, contextSize, maxTokens: answerTokens, session: { threads: 2 }, pack: { include, order: 'path', packing: mode }, retrievalShare, afterSnap: (s) => (productTokens = [...s.tokens]) },
+      () => {},
+    );
+    assert.deepEqual(productTokens, [...prompt], `${packing}: askRepository prefills the benchmark's prompt`);
+    seen.add(prompt.join(','));
+    // the sections add up to the prefix
+    assert.equal(pp.sections.head + pp.sections.tree + pp.sections.files + pp.sections.map, pp.prefix.length);
+    if (packing === 'smallest-first') {
+      assert.equal(pp.sections.tree + pp.sections.map, 0);
+      assert.equal(part.retrievalTokens, 0);
+    } else {
+      assert.ok(pp.sections.tree > 0 && pp.sections.map > 0, `${packing}: tree and map`);
+      assert.ok(!pp.full.includes('src/use39.js'), 'use39.js is not in full');
+    }
+    if (packing === 'ranked+map+retrieval') {
+      assert.equal(pp.retrievalRoom, Math.floor(contextSize * 0.15));
+      assert.ok(part.retrievalTokens > 0 && part.retrievalTokens <= pp.retrievalRoom);
+      assert.equal(part.retrieved[0], 'src/use39.js#use39', 'BM25 finds the function asked about first');
+    } else {
+      assert.equal(pp.retrievalRoom, 0);
+      assert.deepEqual(part.retrieved, []);
+    }
+  }
+  assert.equal(seen.size, 3, 'the three packings give three different prompts');
+});
