@@ -17,9 +17,12 @@
  *   --out FILE            the report (default bench/results/repoqa-large-coder.json)
  *   --limit N             stop after N new questions (each with every packing)
  *   --report-only         write the report from the JSONL, answer nothing
+ *   --sequential          every question of a package before the next package (default: round-robin)
  *
  * Questions go round-robin over the packages (question i of each package, then i + 1), and within
- * a package alternate outside/inside, so a cut run stays balanced. Each packing's prefix is
+ * a package alternate outside/inside, so a cut run stays balanced; `--sequential` (for a slow
+ * machine) prefills a package's prefixes only when its questions start, so a cut run has whole
+ * packages instead of every package's prefixes and few questions. Each packing's prefix is
  * prefilled once per package and its state kept under bench/.repoqa/state/coder-large (a resumed
  * run loads it). Questions are generated from every source file the include patterns keep
  * (questions.ts), with the kinds the coder model answers (run.ts, `MODELS.coder`).
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       limit: { type: 'string' },
       'report-only': { type: 'boolean' },
+      sequential: { type: 'boolean' },
     },
   });
   const key = 'coder';
@@ -176,11 +180,10 @@ async function main(): Promise<void> {
   let fresh = 0;
   try {
     const rounds = Math.max(0, ...prepared.map((r) => r.questions.length));
-    for (let i = 0; i < rounds && fresh < limit; i++) {
-      for (const r of prepared) {
+    const order = values.sequential ? prepared.flatMap((r) => r.questions.map((q) => ({ r, q }))) : Array.from({ length: rounds }, (_, i) => prepared.flatMap((r) => (r.questions[i] ? [{ r, q: r.questions[i]! }] : []))).flat();
+    {
+      for (const { r, q } of order) {
         if (fresh >= limit) break;
-        const q = r.questions[i];
-        if (!q) continue;
         const todo = LARGE_PACKINGS.filter((p) => !done.has(`${q.id}|${p}`));
         if (todo.length === 0) continue;
         const marks: string[] = [];
@@ -244,7 +247,8 @@ async function main(): Promise<void> {
       kinds,
       repos: prepared.map((r) => r.info),
       notes: {
-        ceiling: 'not run: full attention over a context holding a whole repository (17K-75K tokens) takes 6-30 min of prefill per repository on this 2-core machine',
+        order: values.sequential ? 'sequential' : 'round-robin',
+        ceiling: 'not run: full attention over a context holding a whole repository (pino 16.8K, fastify 61.7K, axios 67.9K tokens; only pino fits the model\'s 32K) would take about 85 min of prefill for pino alone at the 3.3 tokens/s measured here (2 cores shared with other jobs)',
         command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize}`,
       },
     },
