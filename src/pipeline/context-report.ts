@@ -76,6 +76,13 @@ export interface ContextSummary {
   mappedFiles?: number;
   /** Files whose status is `'retrieved'`; absent in reports stored before issue 15. */
   retrievedFiles?: number;
+  /**
+   * Left-out files not listed in `files` (beyond `ContextReportInput.maxLeftOut`); absent when
+   * every left-out file is listed.
+   */
+  leftOutUnlisted?: number;
+  /** Left-out files by reason, listed or not; present only with `leftOutUnlisted`. */
+  leftOutReasons?: Partial<Record<SkipReason, number>>;
   /** Entries left out unread by `.gitignore`, `.git/info/exclude` and the exclude patterns (a directory counts once). */
   ignored: number;
   /** Tokens of the packed file sections [tokens]. */
@@ -212,7 +219,20 @@ export interface ContextReportInput {
   /** Prompt tokens L (the sequence's length when SnapKV ran). */
   L: number;
   attention: AttentionInput;
+  /**
+   * Most left-out files listed in `files` (the first ones in `pack.skipped`'s order); the others
+   * are only counted (`ContextSummary.leftOutUnlisted`, and by reason in `leftOutReasons`).
+   * Default `MAX_LEFT_OUT_LISTED`. An integer ≥ 0 or `Infinity`.
+   */
+  maxLeftOut?: number;
 }
+
+/**
+ * Default {@link ContextReportInput.maxLeftOut}: a repository of 20,000 files left ~19,800 out,
+ * whose entries made the answer's stats 3.8 MB, which the extension host parsed off IPC and
+ * serialized again for the chat view (0.2–0.4 s on its thread; bench/pack-host.ts).
+ */
+export const MAX_LEFT_OUT_LISTED = 500;
 
 /**
  * The context report of one answer: each section's span is [headTokens + the tokens of the
@@ -294,6 +314,11 @@ export function contextReport(input: ContextReportInput): ContextReport {
   const mappedPaths = new Set((pack.mapped ?? []).map((m) => m.path));
   let mappedFiles = 0;
   let retrievedFiles = 0;
+  const maxLeftOut = input.maxLeftOut ?? MAX_LEFT_OUT_LISTED;
+  if (!(maxLeftOut === Infinity || (Number.isInteger(maxLeftOut) && maxLeftOut >= 0))) throw new RangeError(`maxLeftOut must be an integer >= 0 or Infinity, got ${maxLeftOut}`);
+  let listedLeftOut = 0;
+  let leftOutUnlisted = 0;
+  const leftOutReasons: Partial<Record<SkipReason, number>> = {};
   for (const s of pack.skipped) {
     const chunkTokens = retrievedTokens.get(s.path);
     if (chunkTokens !== undefined) {
@@ -308,6 +333,12 @@ export function contextReport(input: ContextReportInput): ContextReport {
       mappedFiles++;
       continue;
     }
+    leftOutReasons[s.reason] = (leftOutReasons[s.reason] ?? 0) + 1;
+    if (listedLeftOut >= maxLeftOut) {
+      leftOutUnlisted++;
+      continue;
+    }
+    listedLeftOut++;
     files.push({ path: s.path, status: 'left-out', tokens: 0, keptShare: null, reason: s.reason, ...(s.detail !== undefined ? { detail: s.detail } : {}) });
   }
   return {
@@ -317,6 +348,8 @@ export function contextReport(input: ContextReportInput): ContextReport {
       ...(pack.packing !== undefined ? { packing: pack.packing } : {}),
       mappedFiles,
       retrievedFiles,
+      ...(leftOutUnlisted > 0 ? { leftOutUnlisted } : {}),
+      ...(leftOutUnlisted > 0 ? { leftOutReasons } : {}),
       ignored: pack.ignoredCount,
       fileTokens,
       promptTokens: L,

@@ -96,3 +96,31 @@ test('a negative or fractional block offset is refused', () => {
   const retrieval = { tokens: 5, files: [{ path: 'r.ts', tokens: 2, offset: 0.5 }] };
   assert.throws(() => contextReport({ pack: PACK, headTokens: 2, L: 20, attention: { kind: 'full' }, retrieval }), RangeError);
 });
+
+test('left-out files beyond maxLeftOut are counted, not listed, with every left-out file counted by reason', () => {
+  const pack = {
+    sections: [{ kind: 'file', path: 'a.ts', tokens: 3 }],
+    skipped: [
+      { path: 'b.bin', reason: 'binary' as const },
+      { path: 'c.ts', reason: 'over-budget' as const, detail: 'needs 9 tokens' },
+      { path: 'd.ts', reason: 'over-budget' as const },
+      { path: 'e.min.js', reason: 'minified' as const },
+    ],
+    ignoredCount: 0,
+  };
+  const r = contextReport({ pack, headTokens: 1, L: 6, attention: { kind: 'full' }, maxLeftOut: 2 });
+  assert.deepEqual(r.files.map((f) => [f.path, f.status]), [
+    ['a.ts', 'full'],
+    ['b.bin', 'left-out'],
+    ['c.ts', 'left-out'],
+  ]);
+  assert.equal(r.summary.totalFiles, 5);
+  assert.equal(r.summary.leftOutUnlisted, 2);
+  assert.deepEqual(r.summary.leftOutReasons, { binary: 1, 'over-budget': 2, minified: 1 });
+  // all listed: neither field
+  const all = contextReport({ pack, headTokens: 1, L: 6, attention: { kind: 'full' } });
+  assert.equal(all.files.length, 5);
+  assert.equal(all.summary.leftOutUnlisted, undefined);
+  assert.equal(all.summary.leftOutReasons, undefined);
+  assert.throws(() => contextReport({ pack, headTokens: 1, L: 6, attention: { kind: 'full' }, maxLeftOut: -1 }), RangeError);
+});
