@@ -664,13 +664,20 @@ private:
             st.kv_size = (int32_t) llama_n_ctx(ctx);
             st.bytes_per_cell = 0;
         }
+        // interleaved sliding-window models: the stats above are the global layers' cache (the one
+        // SnapKV compacts); the sliding-window layers' cache is reported beside it (0 cells without one)
+        llama_snapkv_kv_stats swa = {};
+        if (llama_snapkv_get_kv_stats_swa(ctx, seq, &swa) != LLAMA_SNAPKV_OK) swa = {};
         Napi::Object o = Napi::Object::New(env);
         o.Set("cells",        st.n_cells);
         o.Set("cellsUsed",    st.n_cells_used);
         o.Set("nKv",          st.n_kv);
         o.Set("kvSize",       st.kv_size);
         o.Set("bytesPerCell", (double) st.bytes_per_cell);
-        o.Set("kvBytes",      (double) st.bytes_per_cell*st.n_cells);
+        o.Set("swaCells",        swa.n_cells);
+        o.Set("swaKvSize",       swa.kv_size);
+        o.Set("swaBytesPerCell", (double) swa.bytes_per_cell);
+        o.Set("kvBytes",      (double) st.bytes_per_cell*st.n_cells + (double) swa.bytes_per_cell*swa.n_cells);
         return o;
     }
 
@@ -723,12 +730,21 @@ public:
     reposnap::synthetic_shape shape;
 
     void Execute() override {
-        llama_model * model = reposnap::make_synthetic_model(shape, 0);
+        // llama_model_save_to_file refuses the interleaved sliding-window architectures whose
+        // pattern it cannot write: those are written from the recorded metadata and tensors
+        const bool direct = shape.arch == "gemma3" || shape.arch == "cohere2";
+        reposnap::synthetic_record rec;
+        llama_model * model = reposnap::make_synthetic_model(shape, 0, direct ? &rec : nullptr);
         if (!model) {
+            if (rec.meta) gguf_free(rec.meta);
             SetError("llama_model_init_from_user failed for this shape");
             return;
         }
-        llama_model_save_to_file(model, path.c_str());
+        if (direct) {
+            if (!reposnap::write_synthetic_gguf(rec, path.c_str())) SetError("cannot write " + path);
+        } else {
+            llama_model_save_to_file(model, path.c_str());
+        }
         llama_model_free(model);
     }
     void OnOK() override { deferred.Resolve(Env().Undefined()); }

@@ -103,8 +103,36 @@ inline void synthetic_tensor_data(ggml_tensor * t, void * ud) {
     ggml_backend_tensor_set(t, out.data(), 0, out.size());
 }
 
-// The model (nullptr on failure). The shape must outlive the call only.
-inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_layers) {
+// One tensor as llama_model_init_from_user asked for it, with the data synthetic_tensor_data gave it.
+struct synthetic_tensor {
+    std::string name;
+    ggml_type type;
+    int64_t ne[GGML_MAX_DIMS];
+    std::vector<uint8_t> data;
+};
+
+// What make_synthetic_model records for write_synthetic_gguf: the metadata and every tensor.
+struct synthetic_record {
+    const synthetic_shape * sh = nullptr;
+    gguf_context * meta = nullptr; // owned (gguf_free)
+    std::vector<synthetic_tensor> tensors;
+};
+
+inline void synthetic_tensor_data_recorded(ggml_tensor * t, void * ud) {
+    auto & rec = *(synthetic_record *) ud;
+    synthetic_tensor_data(t, (void *) rec.sh);
+    synthetic_tensor st;
+    st.name = t->name;
+    st.type = t->type;
+    for (int i = 0; i < GGML_MAX_DIMS; ++i) st.ne[i] = t->ne[i];
+    st.data.resize(ggml_nbytes(t));
+    ggml_backend_tensor_get(t, st.data.data(), 0, st.data.size());
+    rec.tensors.push_back(std::move(st));
+}
+
+// The model (nullptr on failure). The shape must outlive the call only. With rec, the metadata and
+// the tensors are also recorded there (for write_synthetic_gguf).
+inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_layers, synthetic_record * rec = nullptr) {
     gguf_context * meta = gguf_init_empty();
     const std::string a = sh.arch;
     auto key = [&](const char * k) { return a + "." + k; };
@@ -152,9 +180,36 @@ inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_
     }
     llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = n_gpu_layers;
-    llama_model * m = llama_model_init_from_user(meta, synthetic_tensor_data, (void *) &sh, mp);
-    gguf_free(meta);
+    llama_model * m = nullptr;
+    if (rec) {
+        rec->sh = &sh;
+        m = llama_model_init_from_user(meta, synthetic_tensor_data_recorded, (void *) rec, mp);
+        rec->meta = meta;
+    } else {
+        m = llama_model_init_from_user(meta, synthetic_tensor_data, (void *) &sh, mp);
+        gguf_free(meta);
+    }
     return m;
+}
+
+// Writes a recorded synthetic model as a GGUF file: its metadata and its tensors with their data.
+// For the architectures llama_model_save_to_file refuses (llama_model_saver_supports_arch: gemma3,
+// cohere2, ..., because it cannot write their sliding-window pattern; their loaders then use the
+// architecture's default pattern, the one the synthetic model was built with). Frees rec.meta.
+inline bool write_synthetic_gguf(synthetic_record & rec, const char * path) {
+    ggml_init_params params = { rec.tensors.size()*ggml_tensor_overhead(), nullptr, true };
+    ggml_context * ctx = ggml_init(params);
+    for (auto & st : rec.tensors) {
+        ggml_tensor * t = ggml_new_tensor(ctx, st.type, GGML_MAX_DIMS, st.ne);
+        ggml_set_name(t, st.name.c_str());
+        t->data = st.data.data();
+        gguf_add_tensor(rec.meta, t);
+    }
+    const bool ok = gguf_write_to_file(rec.meta, path, false);
+    ggml_free(ctx);
+    gguf_free(rec.meta);
+    rec.meta = nullptr;
+    return ok;
 }
 
 } // namespace reposnap

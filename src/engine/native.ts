@@ -74,8 +74,8 @@ export type BudgetAllocation = 'uniform' | 'adakv' | 'pyramid';
  * `enum llama_snapkv_status` of the patched llama.h (native/patches), by name, as the addon exports
  * it (`snapStatus`): `ok` compacted, `noop` nothing to do (L ≤ B); the `err*` values are negative and
  * leave the cache unchanged: `errParams` invalid parameters, `errMemory` the context's memory is not
- * a plain KV cache (sliding-window, hybrid, recurrent), `errModel` unsupported attention (SWA, ALiBi,
- * multi-position RoPE, soft-capping, MLA), `errLayout` cells shared with another sequence, a pending
+ * a plain or interleaved sliding-window KV cache (hybrid, recurrent), `errModel` unsupported attention
+ * (sliding window in every layer, chunked attention, ALiBi, multi-position RoPE, soft-capping, MLA), `errLayout` cells shared with another sequence, a pending
  * shift or head sizes that split quantization blocks, `errWindow` window queries not captured,
  * `errCompute` graph allocation or compute failed.
  */
@@ -104,13 +104,28 @@ export interface NativeSnapResult {
   kept: number;
 }
 
-/** `llama_snapkv_get_kv_stats`: cache occupancy seen by one sequence. */
+/**
+ * `llama_snapkv_get_kv_stats`: cache occupancy seen by one sequence. For an interleaved
+ * sliding-window model (Gemma 2/3, Cohere 2, gpt-oss: llama.cpp's `llama_kv_cache_iswa`) `cells`,
+ * `nKv`, `kvSize` and `bytesPerCell` describe the global layers' cache, the one SnapKV compacts (its
+ * B), and the `swa*` fields the sliding-window layers' cache (`llama_snapkv_get_kv_stats_swa`, never
+ * compacted: the last n_swa tokens plus up to a ubatch); the `swa*` fields are 0 for other models.
+ */
 export interface NativeKvStats {
+  /** Cells the sequence holds in the (global layers') cache: L before SnapKV, B after. */
   cells: number;
   cellsUsed: number;
   nKv: number;
   kvSize: number;
+  /** K + V bytes of one cell over the cache's layers (the global layers only for iSWA). */
   bytesPerCell: number;
+  /** Cells the sequence holds in the sliding-window layers' cache (0 without one). */
+  swaCells: number;
+  /** Cells of the sliding-window layers' cache (0 without one). */
+  swaKvSize: number;
+  /** K + V bytes of one cell over the sliding-window layers (0 without them). */
+  swaBytesPerCell: number;
+  /** The sequence's K and V bytes: bytesPerCell·cells + swaBytesPerCell·swaCells (exact). */
   kvBytes: number;
 }
 
@@ -182,7 +197,11 @@ export interface SyntheticShape {
   ropeFreqBase?: number;
   weightType?: 'f32' | 'f16' | 'q8_0' | 'q4_0';
   seed?: number;
-  /** Another architecture, for guard tests: 'bloom' (ALiBi), 'gemma2' (sliding window), 'qwen2vl' (M-RoPE). */
+  /**
+   * Another architecture: 'gemma3' (interleaved sliding window: 5 local layers to 1 global, SnapKV
+   * compacts the global ones), and for guard tests 'bloom' (ALiBi), 'gemma2' (soft-capped logits),
+   * 'qwen2vl' (M-RoPE).
+   */
   architecture?: string;
   /** Sliding-window size written to the metadata. */
   slidingWindow?: number;

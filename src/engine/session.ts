@@ -135,7 +135,7 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
     try {
       session.armSnap(w);
     } catch (e) {
-      // e.g. a sliding-window model (its cache is not a plain KV cache): answer with full attention
+      // e.g. a hybrid or recurrent model (its memory is not a KV cache): answer with full attention
       const status = (e as { status?: unknown }).status;
       session.snapUnavailable = { message: (e as Error).message, status: typeof status === 'number' ? status : addon.snapStatus.errMemory };
     }
