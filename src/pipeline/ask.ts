@@ -4,23 +4,31 @@
  * thread and the question → SnapKV → decode → save the new prefix (in the background) and the
  * thread. Follow-ups either re-snap from the uncompressed prefix (`resnap`, query-aware) or
  * append to the thread's compressed cache (`continue`, fastest).
+ * This file packs the repository and fits the thread (the question is tokenized once, here);
+ * stages/ holds the rest, one file per stage: restore → prefill → snap → decode → persist.
  * Used by the CLI and the extension; knows nothing about either.
  */
 import os from 'node:os';
-import { hashChain } from '../cache/hash-chain';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
 import type { CacheOutcome, CacheStore, ThreadTurn } from '../cache/store';
 import { packRepository, type PackOptions, type PackResult } from '../context/pack';
 import { retrieveChunks } from '../context/retrieve/retrieve';
-import { AbortError, EngineError } from '../engine/errors';
+import { EngineError } from '../engine/errors';
 import type { EngineModel } from '../engine/model';
 import { estimateContextBytes } from '../engine/memory';
 import type { KvCacheType } from '../engine/native';
 import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession, type SessionOptions } from '../engine/session';
-import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../prompt/prompt';
-import { contextReport, type AttentionInput, type ContextReport } from './context-report';
+import { concatTokens, promptLayout, tokenizeLayout, type LayoutTokens } from '../prompt/prompt';
+import type { ContextReport } from './context-report';
+import { decode } from './stages/decode';
+import { persistAnswer, persistPrefix } from './stages/persist';
+import { prefillPrefix, prefillQuestion } from './stages/prefill';
+import type { Question } from './stages/question';
+import { restore } from './stages/restore';
+import { snap } from './stages/snap';
+import { askStats } from './stages/stats';
 
 /** The SnapKV defaults ({@link SNAP_DEFAULTS}), under the name the tests and benchmarks import from the pipeline. */
 export const DEFAULT_SNAP: Readonly<SnapOptions> = SNAP_DEFAULTS;
@@ -266,46 +274,56 @@ export interface FittedThread {
 }
 
 /**
+ * Tokens of a thread's turns after the repository, from turns already tokenized: for turn i, its
+ * opening (`between` for the first, `afterAnswer` after that), the question, the tail, then the
+ * answer's tokens as decoded (omitted for the turn being asked). The same stream as
+ * `threadTokens` (prompt/prompt.ts), without tokenizing anything again.
+ */
+function joinTurns(layout: LayoutTokens, turns: readonly { question: ArrayLike<number>; answerTokens?: ArrayLike<number> }[]): Int32Array {
+  const parts: ArrayLike<number>[] = [];
+  turns.forEach((t, i) => {
+    parts.push(i === 0 ? layout.between : layout.afterAnswer, t.question, layout.tail);
+    if (t.answerTokens) parts.push(t.answerTokens);
+  });
+  return concatTokens(parts);
+}
+
+/**
  * Keeps the most recent whole turns of a thread that fit `room` tokens together with the
- * question; older turns are dropped first.
+ * question (`questionTokens`, the question as tokenized once); older turns are dropped first.
+ * Each earlier turn's question is tokenized once.
  * @throws QuestionTooLongError when the question alone does not fit.
  */
 export function fitThread(
   model: EngineModel,
   layout: LayoutTokens,
   history: readonly ThreadTurn[],
-  question: string,
+  questionTokens: Int32Array,
   room: number,
   names: OptionNames = CLI_OPTION_NAMES,
 ): FittedThread {
-  const current = threadTokens(model, layout, [{ question }]);
-  if (current.length > room) {
+  const current = layout.between.length + questionTokens.length + layout.tail.length;
+  if (current > room) {
     throw new QuestionTooLongError(
-      `the question takes ${current.length} tokens but the room for a question is ${room} tokens (half of the context less the answer's ${names.maxTokens}; the repository keeps the other half): shorten it or raise ${names.contextSize}`,
+      `the question takes ${current} tokens but the room for a question is ${room} tokens (half of the context less the answer's ${names.maxTokens}; the repository keeps the other half): shorten it or raise ${names.contextSize}`,
     );
   }
   // a turn's tokens do not depend on its neighbours except for its opening (`between` for the
   // first turn, `afterAnswer` after it), so count each kept turn with the opening it would get
-  let kept = 0;
-  let used = current.length - layout.between.length + layout.afterAnswer.length;
-  while (kept < history.length) {
-    const t = history[history.length - 1 - kept]!;
-    const n = layout.afterAnswer.length + model.tokenize(t.question).length + layout.tail.length + t.answerTokens.length;
+  const keptQuestions: Int32Array[] = [];
+  let used = current - layout.between.length + layout.afterAnswer.length;
+  while (keptQuestions.length < history.length) {
+    const t = history[history.length - 1 - keptQuestions.length]!;
+    const question = model.tokenize(t.question);
+    const n = layout.afterAnswer.length + question.length + layout.tail.length + t.answerTokens.length;
     if (used + n - layout.afterAnswer.length + layout.between.length > room) break;
     used += n;
-    kept++;
+    keptQuestions.unshift(question);
   }
+  const kept = keptQuestions.length;
   const turns = history.slice(history.length - kept);
-  const tokens = threadTokens(model, layout, [...turns, { question }]);
+  const tokens = joinTurns(layout, [...turns.map((t, i) => ({ question: keptQuestions[i]!, answerTokens: t.answerTokens })), { question: questionTokens }]);
   return { turns, dropped: history.length - kept, tokens, room };
-}
-
-/** Length of the common prefix of two token sequences. */
-function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
 }
 
 /**
@@ -363,7 +381,9 @@ async function prepareAndAnswer(
   const key = cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION });
   const layout = tokenizeLayout(model, promptLayout(model));
   const history = req.prepareOnly ? [] : threadHistory(model, key, store, req.threadId, req.forkFrom);
-  const fit = fitThread(model, layout, history, req.question, threadRoom(contextSize, layout.head.length, maxTokens, names), names);
+  // the question's one tokenization: the thread's fit, the prompt, and a continued thread's turn use it
+  const questionTokens = model.tokenize(req.question);
+  const fit = fitThread(model, layout, history, questionTokens, threadRoom(contextSize, layout.head.length, maxTokens, names), names);
   const earlier = fit.turns;
   if (fit.dropped > 0) {
     onEvent({ kind: 'notice', message: `the ${fit.dropped} oldest turn${fit.dropped === 1 ? '' : 's'} of the thread left the prompt so that the repository keeps half of the prompt` });
@@ -407,255 +427,61 @@ async function prepareAndAnswer(
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 
-  return answer({ session, req, key, prefix, suffix: questionPart, retrieval: { tokens: retrieval.length, files: retrievedFiles }, pack, packMs, t0, maxTokens, earlier, dropped: fit.dropped, history, layout, onEvent });
+  return answer({
+    session,
+    req,
+    key,
+    layout,
+    prefix,
+    suffix: questionPart,
+    questionTokens,
+    retrieval: { tokens: retrieval.length, files: retrievedFiles },
+    pack,
+    packMs,
+    t0,
+    maxTokens,
+    earlier,
+    dropped: fit.dropped,
+    history,
+    onEvent,
+  });
 }
 
-/** Stats of a prepare-only request: the prefix's tokens, nothing decoded. */
-function prepared(a: AnswerArgs, cache: CacheOutcome, reused: number, prefilled: number, restoreMs: number, prefillMs: number): AskStats {
-  const st = a.session.stats();
-  return {
-    L: a.prefix.length,
-    prefixTokens: a.prefix.length,
-    B: a.prefix.length,
-    ratio: 1,
-    files: a.pack.files.length,
-    skipped: a.pack.skipped.length,
-    droppedTurns: 0,
-    packMs: a.packMs,
-    cache,
-    reusedTokens: reused,
-    prefilledTokens: prefilled,
-    restoreMs,
-    prefillMs,
-    prefillTokS: prefilled > 0 ? prefilled / (prefillMs / 1000) : 0,
-    snapMs: 0,
-    ttftMs: 0,
-    decodeTokens: 0,
-    decodeMs: 0,
-    decodeTokS: 0,
-    nKvBefore: st.nKv,
-    nKvAfter: st.nKv,
-    kvBytesBefore: st.kvBytes,
-    kvBytesAfter: st.kvBytes,
-    snap: false,
-    stopReason: 'prepared',
-  };
-}
-
-interface AnswerArgs {
-  session: EngineSession;
-  req: AskRequest;
-  /** The cache key of this model, engine and cache settings (see cache/identity.ts). */
-  key: string;
-  /** head + packed files */
-  prefix: Int32Array;
-  /** the retrieval section (ranked packing), earlier turns + the question */
-  suffix: Int32Array;
-  /** The retrieval section at the start of `suffix`: its tokens, and each quoted chunk's file and tokens (context report). */
-  retrieval?: { tokens: number; files: { path: string; tokens: number }[] };
-  pack: PackResult;
-  packMs: number;
-  t0: number;
-  maxTokens: number;
-  /** The thread's turns in the prompt (the most recent ones that fit). */
-  earlier: ThreadTurn[];
-  /** Turns left out of the prompt, oldest first. */
-  dropped: number;
-  /** Every earlier turn of the thread (saved back with the new one). */
-  history: ThreadTurn[];
-  layout: ReturnType<typeof tokenizeLayout>;
-  onEvent: (e: AskEvent) => void;
-}
-
-async function answer(a: AnswerArgs): Promise<AskStats> {
-  const { session, req, key, prefix, suffix, onEvent } = a;
-  const store = req.store;
-  const followUp = req.followUp ?? 'resnap';
-
-  let outcome: CacheOutcome = store ? 'miss' : 'off';
-  let reused = 0;
-  let restoreMs = 0;
-  let toPrefill: Int32Array;
-  let snapNow = req.snap.enabled;
+/**
+ * The stages of one answer, in order (one file each in stages/): restore what the cache holds,
+ * prefill the rest of the repository prefix and save it, then (unless only the prefix is being
+ * prepared) prefill the question part, snap, decode, and save the thread and the question's record.
+ */
+async function answer(q: Question): Promise<AskStats> {
+  const { session } = q;
   const tp = performance.now();
-
-  // continue: the thread's compressed cache + this question, no re-snap
-  // (a trimmed thread re-snaps: its compressed cache still holds the turns that left the prompt)
-  const thread = followUp === 'continue' && store && req.threadId && a.earlier.length > 0 && a.dropped === 0 ? store.loadThread(req.threadId, { key, prefix }) : undefined;
-  let continued = false;
-  if (thread) {
-    try {
-      const tr = performance.now();
-      await session.restore(thread.snap, `thread ${req.threadId}`);
-      restoreMs = performance.now() - tr;
-      continued = true;
-      outcome = 'continue';
-      reused = session.position;
-      snapNow = false;
-      store!.touch('thread', thread.index.id);
-    } catch (e) {
-      if (!(e instanceof EngineError)) throw e;
-      session.clear();
-      onEvent({ kind: 'notice', message: `the thread's cache cannot be used (${e.message}); re-snapping from the repository` });
+  const restored = await restore(q);
+  if (!restored.continued) {
+    await prefillPrefix(q, restored);
+    await persistPrefix(q, restored);
+    if (q.req.prepareOnly) {
+      const st = session.stats();
+      const prefillMs = performance.now() - tp - restored.restoreMs;
+      const L = q.prefix.length;
+      return askStats(q, { restored, prefilled: session.position - restored.reused, prefillMs, L, B: L, snapMs: 0, before: st, after: st });
     }
   }
-
-  if (continued) {
-    // the thread's cache ends with the last answer: the new turn opens with `afterAnswer`
-    toPrefill = concatTokens([a.layout.afterAnswer, req.model.tokenize(req.question), a.layout.tail]);
-  } else {
-    // resnap (or first question): restore the longest cached prefix
-    const chain = hashChain(prefix);
-    const found = store?.findPrefix(key, chain);
-    if (found) {
-      const snap = store!.loadPrefix(found.index);
-      if (snap) {
-        try {
-          const tr = performance.now();
-          await session.restore(snap, 'cached prefix');
-          const matched = commonPrefix(snap.tokens, prefix);
-          // SnapKV scores with the queries of the last w prompt tokens, captured only while they
-          // are prefilled: a restored prefix that reaches into the window gives those tokens back
-          const keep = snapNow ? Math.min(matched, Math.max(0, prefix.length + suffix.length - req.snap.window)) : matched;
-          if (keep < session.position) session.truncate(keep);
-          restoreMs = performance.now() - tr;
-          reused = keep;
-          outcome = matched === prefix.length ? 'hit' : 'partial';
-          store!.touch('prefix', found.index.id);
-        } catch (e) {
-          if (!(e instanceof EngineError)) throw e;
-          session.clear();
-          onEvent({ kind: 'notice', message: `the cached prefix cannot be used (${e.message}); prefilling the repository` });
-        }
-      }
-    }
-    onEvent({ kind: 'cache', outcome, reusedTokens: reused });
-    const rest = prefix.subarray(session.position);
-    if (rest.length > 0) {
-      await session.prefill(rest, { signal: req.signal, onProgress: (p) => onEvent({ kind: 'prefill', ...p, total: rest.length + suffix.length }) });
-    }
-    if (store && outcome !== 'hit' && store.isEnabled) store.savePrefix(key, chain, await session.snapshot());
-    toPrefill = suffix;
-    if (req.prepareOnly) return prepared(a, outcome, reused, session.position - reused, restoreMs, performance.now() - tp - restoreMs);
-  }
-  if (continued) onEvent({ kind: 'cache', outcome, reusedTokens: reused });
-
-  const done0 = continued ? 0 : prefix.length - reused;
-  await session.prefill(toPrefill, {
-    signal: req.signal,
-    onProgress: (p) => onEvent({ kind: 'prefill', done: done0 + p.done, total: done0 + p.total, tokensPerSecond: p.tokensPerSecond }),
-  });
-  const prefilled = session.position - reused;
-  const prefillMs = performance.now() - tp - restoreMs;
-  const before = session.stats();
-  const L = session.position;
-
-  let B = before.cells;
-  let snapMs = 0;
-  let attention: AttentionInput = continued ? { kind: 'continued' } : { kind: 'full' };
-  if (snapNow) {
-    if (req.signal?.aborted) throw new AbortError();
-    try {
-      const r = await session.snap(snapParams(req.snap));
-      B = r.B;
-      snapMs = r.ms;
-      onEvent({ kind: 'snap', L: r.L, B: r.B, ms: r.ms, compacted: r.compacted });
-      if (r.compacted) attention = { kind: 'snapkv', kept: { positions: session.snapKept(), nLayer: r.nLayer, nHeadKv: r.nHeadKv } };
-      req.afterSnap?.(session);
-    } catch (e) {
-      if (!(e instanceof EngineError)) throw e;
-      onEvent({ kind: 'notice', message: `${e.message}; answering with full attention` });
-    }
-  }
+  const prefilled = await prefillQuestion(q, restored);
+  const prefillMs = performance.now() - tp - restored.restoreMs;
+  const snapped = await snap(q, restored, prefilled);
   const after = session.stats();
-
-  let ttftMs = 0;
-  let text = '';
-  const answerStart = session.position;
-  const td = performance.now();
-  const gen = session.generate({
-    maxTokens: a.maxTokens,
-    sampling: { temperature: req.temperature ?? 0, topP: req.topP, seed: req.seed },
-    signal: req.signal,
-  });
-  let summary;
-  for (;;) {
-    const r = await gen.next();
-    if (r.done) {
-      summary = r.value;
-      break;
-    }
-    if (!text) ttftMs = performance.now() - a.t0;
-    text += r.value;
-    onEvent({ kind: 'token', text: r.value });
-  }
-  const decodeMs = performance.now() - td;
-  if (summary.reason === 'aborted') throw new AbortError();
-
-  const stats: AskStats = {
-    L,
-    prefixTokens: prefix.length,
-    B,
-    ratio: B / L,
-    files: a.pack.files.length,
-    skipped: a.pack.skipped.length,
-    droppedTurns: a.dropped,
-    packMs: a.packMs,
-    cache: outcome,
-    reusedTokens: reused,
-    prefilledTokens: prefilled,
-    restoreMs,
+  const decoded = await decode(q);
+  const stats = askStats(q, {
+    restored,
+    prefilled: prefilled.prefilled,
     prefillMs,
-    prefillTokS: prefilled > 0 ? prefilled / (prefillMs / 1000) : 0,
-    snapMs,
-    ttftMs,
-    decodeTokens: summary.tokens,
-    decodeMs,
-    decodeTokS: summary.tokens > 0 ? summary.tokens / (decodeMs / 1000) : 0,
-    nKvBefore: before.nKv,
-    nKvAfter: after.nKv,
-    kvBytesBefore: before.kvBytes,
-    kvBytesAfter: after.kvBytes,
-    snap: req.snap.enabled,
-    stopReason: summary.reason,
-    context: contextReport({ pack: a.pack, headTokens: a.layout.head.length, L, attention, retrieval: a.retrieval }),
-  };
-
-  if (store && req.threadId) {
-    const answerTokens = session.tokens.slice(answerStart);
-    store.saveThread(
-      {
-        id: req.threadId,
-        key,
-        turns: [...a.history, { question: req.question, answer: text, answerTokens }],
-        prefixTokens: prefix.length,
-        snap: req.snap.enabled ? snapParams(req.snap) : null,
-        L,
-        B,
-      },
-      await session.snapshot(),
-    );
-  }
-  store?.recordQuestion(
-    {
-      at: Date.now(),
-      question: req.question.slice(0, 200),
-      outcome,
-      key,
-      L,
-      B,
-      reusedTokens: reused,
-      prefilledTokens: prefilled,
-      prefillMs,
-      snapMs,
-      ttftMs,
-      decodeTokS: stats.decodeTokS,
-    },
-  );
+    L: prefilled.L,
+    B: snapped.B,
+    snapMs: snapped.snapMs,
+    before: prefilled.before,
+    after,
+    answer: { decoded, attention: snapped.attention },
+  });
+  await persistAnswer(q, decoded, stats);
   return stats;
-}
-
-/** The snap parameters of the options (what the engine runs and a thread entry records). */
-function snapParams(s: SnapOptions): { window: number; budget: number; kernel: number; pooling: SnapOptions['pooling']; allocation: SnapOptions['allocation'] } {
-  return { window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.allocation };
 }

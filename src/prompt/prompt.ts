@@ -76,16 +76,6 @@ export function promptLayout(model: EngineModel): PromptLayout {
   };
 }
 
-/** Token ids of the parts of a prompt; `tokens()` concatenates them. */
-export interface PromptTokens {
-  head: Int32Array;
-  /** One array per packed file section, in pack order. */
-  files: Int32Array[];
-  between: Int32Array;
-  question: Int32Array;
-  tail: Int32Array;
-}
-
 /** The template parts as tokens. */
 export interface LayoutTokens {
   head: Int32Array;

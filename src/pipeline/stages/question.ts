@@ -1,0 +1,44 @@
+/**
+ * What the stages of one answer share (restore → prefill → snap → decode → persist, one file
+ * each in this folder; pipeline/ask.ts runs them in that order): the request, the session, and
+ * the prompt as two token arrays, the repository prefix the cache store keeps uncompressed and
+ * the question part after it.
+ */
+import type { ThreadTurn } from '../../cache/store';
+import type { PackResult } from '../../context/pack';
+import type { EngineSession } from '../../engine/session';
+import type { LayoutTokens } from '../../prompt/prompt';
+import type { AskEvent, AskRequest } from '../ask';
+import type { ContextReportInput } from '../context-report';
+
+/** One question on its way through the stages, after packing and fitting the thread. */
+export interface Question {
+  session: EngineSession;
+  req: AskRequest;
+  /** The cache key of this model, engine and cache settings (see cache/identity.ts). */
+  key: string;
+  /** The template parts as tokens. */
+  layout: LayoutTokens;
+  /** The repository prefix [tokens]: head + packed files. */
+  prefix: Int32Array;
+  /** The question part [tokens]: the retrieval section (ranked packing), the earlier turns kept, the question. */
+  suffix: Int32Array;
+  /** The question alone [tokens], tokenized once for every use (the thread's fit, `suffix`, a continued thread's turn). */
+  questionTokens: Int32Array;
+  /** The retrieval section at the start of `suffix`: its tokens, and each quoted chunk's file and tokens (context report). */
+  retrieval: NonNullable<ContextReportInput['retrieval']>;
+  pack: PackResult;
+  /** Packing time, from the start of the question [ms]. */
+  packMs: number;
+  /** Start of the question (`performance.now()`) [ms]. */
+  t0: number;
+  /** Answer length limit [tokens]. */
+  maxTokens: number;
+  /** The thread's turns in the prompt (the most recent ones that fit). */
+  earlier: ThreadTurn[];
+  /** Turns left out of the prompt, oldest first. */
+  dropped: number;
+  /** Every earlier turn of the thread (saved back with the new one). */
+  history: ThreadTurn[];
+  onEvent: (e: AskEvent) => void;
+}
