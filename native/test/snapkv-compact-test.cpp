@@ -5,7 +5,8 @@
 // On a tiny synthetic llama (3 layers, 4 query heads, 2 KV heads, head size 16, F32 weights and
 // F32 K/V cache), flash attention off (transposed V) and on, a prompt of L tokens is decoded and:
 //   1. keep-all: llama_snapkv_compact() with B = L (forced) leaves the next token's logits
-//      bit-identical to the uncompressed cache's;
+//      bit-identical to the uncompressed cache's; llama_snapkv_score() before it changes no cell
+//      and gives the compaction's own pooled scores, bit for bit;
 //   2. same rows for every head: compacting to a subset S equals the uncompressed cache with the
 //      other positions removed (llama_memory_seq_rm leaves holes, the positions unchanged);
 //   3. per-head rows of different lengths: each (layer, KV head)'s K and V rows in cells [0, C) are
@@ -198,9 +199,22 @@ void run(llama_model * model, bool fa) {
         p.n_window = 16;
         p.n_budget = L;
         p.force    = true;
+
+        // score only (the start of a caller's own allocation): no cell changes
+        llama_snapkv_result res_s = {};
+        const int32_t st_s = llama_snapkv_score(ctx, 0, p, &res_s);
+        std::vector<float> scored(std::max(0, llama_snapkv_get_scores(ctx, nullptr, 0)));
+        llama_snapkv_get_scores(ctx, scored.data(), scored.size());
+        check(st_s == LLAMA_SNAPKV_OK && res_s.n_before == L && res_s.n_after == L && scored.size() == (size_t) N_LAYER*N_HEAD_KV*(L - 16),
+                "score only: [n_layer][n_head_kv][L - w] scores, the sequence's L cells unchanged" + tag + " " + llama_snapkv_last_error(ctx));
+
+        p.keep_scores = true;
         llama_snapkv_result res = {};
         const int32_t st = llama_snapkv_compact(ctx, 0, p, &res);
         check(armed == LLAMA_SNAPKV_OK && st == LLAMA_SNAPKV_OK && res.n_after == L, "keep-all SnapKV (B = L, forced) compacts" + tag + " " + llama_snapkv_last_error(ctx));
+        std::vector<float> kept_scores(std::max(0, llama_snapkv_get_scores(ctx, nullptr, 0)));
+        llama_snapkv_get_scores(ctx, kept_scores.data(), kept_scores.size());
+        check(kept_scores == scored, "score only: the compaction's own pooled scores, bit for bit" + tag);
         const float d = max_abs_diff(decode(ctx, next, L), lg_full);
         check(d == 0.0f, "keep-all: logits bit-identical to the uncompressed cache" + tag + ", max |dlogit| = " + std::to_string(d));
         llama_free(ctx);

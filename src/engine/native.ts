@@ -57,18 +57,8 @@ export interface NativeSessionOptions {
 /** KV cache element types (ggml type names). Quantized V needs flash attention. */
 export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1';
 
-/**
- * How the budget is shared among layers and KV heads (`llama_snapkv_allocation`):
- * - `uniform`: SnapKV, every (layer, KV head) keeps B (Li et al. 2024, sec. 4);
- * - `adakv`: per layer the KV heads share n_head_kv·(B − w) prefix slots by score, each at least
- *   α·(B − w) (Feng et al. 2024, "Ada-KV", sec. 3);
- * - `pyramid`: prefix budgets fall linearly with depth, the last layer's (B − w)/β, n_layer·(B − w)
- *   in all (Cai et al. 2024, "PyramidKV", sec. 3.3).
- * llama.cpp's cells are shared by every layer and head, so a non-uniform allocation holds
- * C = (largest per-head budget) cells and hides each head's unused ones with a per-head mask: the
- * same total budget then costs C cells of memory, not B.
- */
-export type BudgetAllocation = 'uniform' | 'adakv' | 'pyramid';
+/** Budget allocations: TypeScript policies since issue 16 (src/engine/policies), re-exported for the settings. */
+export type { BudgetAllocation } from './policies/compose';
 
 /**
  * `enum llama_snapkv_status` of the patched llama.h (native/patches), by name, as the addon exports
@@ -140,6 +130,10 @@ export interface NativeSession {
    * @throws Error with a `status` property (a negative {@link NativeSnapStatus} value) when refused.
    */
   snapCapture(seqId: number, window: number): void;
+  /**
+   * `llama_snapkv_compact`: SnapKV with the uniform allocation on the device (score, top B − w per
+   * (layer, KV head), compact). The fast path of the product's policy.
+   */
   snap(
     seqId: number,
     params: {
@@ -149,11 +143,15 @@ export interface NativeSession {
       pooling: 'max' | 'avg';
       force?: boolean;
       keepScores?: boolean;
-      allocation?: BudgetAllocation;
-      adaAlpha?: number;
-      pyramidBeta?: number;
     },
   ): Promise<NativeSnapResult>;
+  /**
+   * `llama_snapkv_score`: SnapKV's pooled window-attention scores alone, read with {@link snapScores}
+   * ([nLayer][nHeadKv][L − w], row p = the sequence's p-th lowest position); no cell changes
+   * (`B` = L). Status `noop` when L ≤ w.
+   */
+  snapScore(seqId: number, params: { window: number; kernel: number; pooling: 'max' | 'avg' }): Promise<NativeSnapResult>;
+  /** `llama_snapkv_compact_kept`: compacts the given kept positions ([nLayer][nHeadKv][budget], −1 padded rows). */
   compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
   /** `llama_state_seq_get_data`: the sequence's cells, positions, K and V. */
   stateGet(seqId: number): Promise<Buffer>;
@@ -163,6 +161,7 @@ export interface NativeSession {
    */
   stateSet(seqId: number, data: Buffer): Promise<void>;
   snapKept(): Int32Array;
+  /** Pooled scores of the last `snapScore`, or of the last `snap` with keepScores: [nLayer][nHeadKv][L − w]. */
   snapScores(): Float32Array;
   kvStats(seqId: number): NativeKvStats;
   seqPosMax(seqId: number): number;
@@ -176,7 +175,7 @@ export interface NativeSession {
 
 /** The addon's exports. */
 export interface NativeAddon {
-  loadModel(path: string, opts: { gpuLayers?: number; useMmap?: boolean }): Promise<NativeModel>;
+  loadModel(path: string, opts: { gpuLayers?: number }): Promise<NativeModel>;
   Session: new (model: NativeModel, opts: NativeSessionOptions) => NativeSession;
   systemInfo(): string;
   /** `enum llama_snapkv_status` by name (frozen). */

@@ -6,6 +6,7 @@
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
 import { loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult, type NativeSnapStatus } from './native';
+import { snapPolicy, type ScoredPolicy } from './policies/compose';
 import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
 import fs from 'node:fs';
@@ -156,6 +157,8 @@ export class EngineSession {
   private lastSnap: StateHeader['snap'] = null;
   /** Why SnapKV cannot run in this session (set when arming the capture failed): the message and its {@link NativeSnapStatus} value. */
   snapUnavailable: { message: string; status: number } | undefined;
+  /** Scores of the last snap when a policy scored off the fast path (keepScores), else null. */
+  private policyScores: Float32Array | null = null;
   /** Default thread counts: decode uses {@link decodeThreadsFor} of the attended cells; undefined = fixed. */
   adaptiveThreads: ThreadCounts | undefined;
   private decodeThreads = 0;
@@ -236,10 +239,14 @@ export class EngineSession {
   }
 
   /**
-   * Compresses the sequence's KV cache with SnapKV (`llama_snapkv_compact`): per layer and KV
-   * head, keeps the top (B − w) prefix positions by pooled window attention plus the window,
-   * and compacts them into cells [0, B). Decoding continues at the same position.
-   * @throws SnapRefusedError when a guard refuses (the cache is unchanged: fall back to full attention).
+   * Compresses the sequence's KV cache with the SnapKV policy (src/engine/policies: SnapKV's scorer
+   * × the chosen allocation): per layer and KV head, keeps the prefix positions the allocation
+   * gives it by pooled window attention, plus the window, compacted into the sequence's first
+   * cells. Decoding continues at the same position. The uniform allocation runs on the device
+   * (`llama_snapkv_compact`, the fast path); another scores on the device (`llama_snapkv_score`),
+   * allocates in TypeScript and compacts the chosen rows (`llama_snapkv_compact_kept`).
+   * @throws SnapRefusedError when a guard refuses or the parameters are invalid (the cache is
+   *   unchanged: fall back to full attention).
    */
   snap(params: SnapParams): Promise<SnapResult> {
     return this.exclusive(async () => {
@@ -249,23 +256,49 @@ export class EngineSession {
       }
       const L = this.native.kvStats(0).cells;
       const budget = params.budget ?? Math.max(params.window, Math.round((params.ratio ?? 1) * L));
-      const r = await this.native.snap(0, {
-        window: params.window,
-        budget,
-        kernel: params.kernel ?? 7,
-        pooling: params.pooling ?? 'max',
-        force: params.force ?? false,
-        keepScores: params.keepScores ?? false,
-        allocation: params.allocation ?? 'uniform',
-        adaAlpha: params.adaAlpha, // undefined: the engine's default
-        pyramidBeta: params.pyramidBeta,
-      });
+      const kernel = params.kernel ?? 7;
+      const pooling = params.pooling ?? 'max';
+      let policy: ScoredPolicy;
+      try {
+        policy = snapPolicy({ window: params.window, kernel, pooling, allocation: params.allocation, adaAlpha: params.adaAlpha, pyramidBeta: params.pyramidBeta });
+      } catch (e) {
+        throw new SnapRefusedError(`SnapKV refused: ${(e as Error).message}`, this.status.errParams);
+      }
+      this.policyScores = null;
+      const r =
+        policy.allocator.id === 'uniform' || L <= budget
+          ? await this.native.snap(0, { window: params.window, budget, kernel, pooling, force: params.force ?? false, keepScores: params.keepScores ?? false })
+          : await this.snapByPolicy(policy, L, budget, params.keepScores ?? false);
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
       if (r.status === this.status.ok) {
         this.lastSnap = { L: r.L, B: r.B, window: params.window, budget, kernel: params.kernel ?? 7, pooling: params.pooling ?? 'max', allocation: params.allocation ?? 'uniform' };
       }
       return snapResult(r);
     });
+  }
+
+  /**
+   * A policy's snap off the device fast path: the policy's scores (`llama_snapkv_score`), its
+   * choice of kept rows, their compaction (`llama_snapkv_compact_kept`). The result's `ms` covers
+   * both engine calls. Needs the sequence at positions 0…L−1 (scores are indexed by position rank).
+   * @returns the compaction's result, or the first refusal (status < 0: the cache is unchanged).
+   */
+  private async snapByPolicy(policy: ScoredPolicy, L: number, budget: number, keepScores: boolean): Promise<NativeSnapResult> {
+    const { window, kernel, pooling } = policy.scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
+    if (budget < window) {
+      // as the engine refuses it for the uniform allocation
+      return { status: this.status.errParams, error: `need 1 <= n_window <= n_budget (n_window = ${window}, n_budget = ${budget})`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
+    }
+    if (this.native.seqPosMax(0) + 1 !== L) {
+      return { status: this.status.errParams, error: `the ${policy.allocator.id} allocation needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
+    }
+    const s = await this.native.snapScore(0, { window, kernel, pooling });
+    if (s.status !== this.status.ok) return s;
+    const scores = this.native.snapScores();
+    const kept = policy.select({ L, budget, nLayer: s.nLayer, nHeadKv: s.nHeadKv, pooledScores: scores });
+    const r = await this.native.compactKept(0, kept.length / (s.nLayer * s.nHeadKv), kept);
+    if (keepScores && r.status === this.status.ok) this.policyScores = scores;
+    return { ...r, ms: r.ms + s.ms };
   }
 
   /**
@@ -292,7 +325,7 @@ export class EngineSession {
 
   /** Pooled scores of the last snap (keepScores): [nLayer][nHeadKv][L − w]. */
   snapScores(): Float32Array {
-    return this.native.snapScores();
+    return this.policyScores ?? this.native.snapScores();
   }
 
   /** Logits of the last decoded token (length n_vocab). */

@@ -2,7 +2,7 @@
  * The SnapKV patch series' own C++ test (native/test/snapkv-compact-test.cpp, built with the engine
  * by native/build.mjs): through llama.h alone, on a synthetic llama, compaction of per-head kept
  * rows against the uncompressed cache with each head's dropped keys hidden, row for row and logit
- * for logit, flash attention off and on. This runs it and requires every one of its checks to pass.
+ * for logit, and score-only requests against the compaction's own scores, flash attention off and on. This runs it and requires every one of its checks to pass.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -20,7 +20,7 @@ test('the patch series stands on its own: snapkv-compact-test passes every check
   const lines = r.stdout.split('\n').filter((l) => /^(ok|FAIL) - /.test(l));
   for (const l of lines) console.log(`# ${l}`);
   assert.equal(r.status, 0, `snapkv-compact-test failed:\n${r.stdout}${r.stderr}`);
-  // 15 checks per flash-attention setting; a check that silently stopped running would lower it
-  assert.equal(lines.filter((l) => l.startsWith('ok - ')).length, 30, r.stdout);
+  // 17 checks per flash-attention setting; a check that silently stopped running would lower it
+  assert.equal(lines.filter((l) => l.startsWith('ok - ')).length, 34, r.stdout);
   assert.match(r.stdout, /^PASS: 0 failed$/m);
 });

@@ -1,5 +1,7 @@
 /**
- * The policies the fidelity benchmark runs: the full SnapKV grid of issue 7 and the baselines.
+ * The policies the fidelity benchmark runs: the full SnapKV grid of issue 7 (the product's SnapKV
+ * policy, src/engine/policies: SnapKV's scorer × the uniform allocation) and the bench-only
+ * baselines (StreamingLLM, keep-recent, random), which implement the product's policy interface.
  */
 import type { EvictionPolicy } from '../policy';
 import { RandomPolicy } from './random';

@@ -1,0 +1,48 @@
+// RepoSnap addon: createSyntheticModel() (native/common/synthetic-model.h). See common.h.
+#include "common.h"
+#include "synthetic-model.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace reposnap_addon {
+
+// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed }) -> Promise<void>
+Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
+    auto env = info.Env();
+    backend_init();
+    Napi::Object o = info[1].As<Napi::Object>();
+    reposnap::synthetic_shape sh;
+    sh.n_layer        = (uint32_t) opt<int32_t>(o, "nLayer", (int32_t) sh.n_layer);
+    sh.n_embd         = (uint32_t) opt<int32_t>(o, "nEmbd", (int32_t) sh.n_embd);
+    sh.n_head         = (uint32_t) opt<int32_t>(o, "nHead", (int32_t) sh.n_head);
+    sh.n_head_kv      = (uint32_t) opt<int32_t>(o, "nHeadKv", (int32_t) sh.n_head_kv);
+    sh.n_ff           = (uint32_t) opt<int32_t>(o, "nFf", (int32_t) sh.n_ff);
+    sh.n_vocab        = (uint32_t) opt<int32_t>(o, "nVocab", (int32_t) sh.n_vocab);
+    sh.n_ctx          = (uint32_t) opt<int32_t>(o, "nCtx", (int32_t) sh.n_ctx);
+    sh.rope_freq_base = (float) opt<double>(o, "ropeFreqBase", sh.rope_freq_base);
+    sh.seed           = (uint32_t) opt<int32_t>(o, "seed", 1);
+    sh.wtype          = parse_type(env, opt<std::string>(o, "weightType", "f16"));
+    sh.arch           = opt<std::string>(o, "architecture", "llama");
+    sh.n_swa          = (uint32_t) opt<int32_t>(o, "slidingWindow", 0);
+    if (sh.n_head == 0 || sh.n_head_kv == 0 || sh.n_embd % sh.n_head != 0 || sh.n_head % sh.n_head_kv != 0) {
+        throw Napi::RangeError::New(env, "need n_embd % n_head == 0 and n_head % n_head_kv == 0");
+    }
+    if (ggml_is_quantized(sh.wtype) && (sh.n_embd % ggml_blck_size(sh.wtype) != 0 || sh.n_ff % ggml_blck_size(sh.wtype) != 0)) {
+        throw Napi::RangeError::New(env, "n_embd and n_ff must be whole blocks of the weight type");
+    }
+    const std::string path = info[0].As<Napi::String>().Utf8Value();
+    return PromiseWorker<none>::run(env,
+        [path, sh]() {
+            llama_model * model = reposnap::make_synthetic_model(sh, 0);
+            if (!model) {
+                throw std::runtime_error("llama_model_init_from_user failed for this shape");
+            }
+            llama_model_save_to_file(model, path.c_str());
+            llama_model_free(model);
+            return none{};
+        },
+        resolve_undefined);
+}
+
+} // namespace reposnap_addon
