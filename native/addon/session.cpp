@@ -230,13 +230,20 @@ Napi::Value Session::KvStats(const Napi::CallbackInfo & info) {
         st.kv_size = (int32_t) llama_n_ctx(ctx);
         st.bytes_per_cell = 0;
     }
+    // interleaved sliding-window models: the stats above are the global layers' cache (the one
+    // SnapKV compacts); the sliding-window layers' cache is reported beside it (0 cells without one)
+    llama_snapkv_kv_stats swa = {};
+    if (llama_snapkv_get_kv_stats_swa(ctx, seq, &swa) != LLAMA_SNAPKV_OK) swa = {};
     Napi::Object o = Napi::Object::New(env);
     o.Set("cells",        st.n_cells);
     o.Set("cellsUsed",    st.n_cells_used);
     o.Set("nKv",          st.n_kv);
     o.Set("kvSize",       st.kv_size);
     o.Set("bytesPerCell", (double) st.bytes_per_cell);
-    o.Set("kvBytes",      (double) st.bytes_per_cell*st.n_cells);
+    o.Set("swaCells",        swa.n_cells);
+    o.Set("swaKvSize",       swa.kv_size);
+    o.Set("swaBytesPerCell", (double) swa.bytes_per_cell);
+    o.Set("kvBytes",      (double) st.bytes_per_cell*st.n_cells + (double) swa.bytes_per_cell*swa.n_cells);
     return o;
 }
 

@@ -34,12 +34,25 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     const std::string path = info[0].As<Napi::String>().Utf8Value();
     return PromiseWorker<none>::run(env,
         [path, sh]() {
-            llama_model * model = reposnap::make_synthetic_model(sh, 0);
+            // llama_model_save_to_file refuses the interleaved sliding-window architectures whose
+            // pattern it cannot write: those are written from the recorded metadata and tensors
+            const bool direct = sh.arch == "gemma3" || sh.arch == "cohere2";
+            reposnap::synthetic_record rec;
+            llama_model * model = reposnap::make_synthetic_model(sh, 0, direct ? &rec : nullptr);
             if (!model) {
+                if (rec.meta) gguf_free(rec.meta);
                 throw std::runtime_error("llama_model_init_from_user failed for this shape");
             }
-            llama_model_save_to_file(model, path.c_str());
+            bool written = true;
+            if (direct) {
+                written = reposnap::write_synthetic_gguf(rec, path.c_str());
+            } else {
+                llama_model_save_to_file(model, path.c_str());
+            }
             llama_model_free(model);
+            if (!written) {
+                throw std::runtime_error("cannot write " + path);
+            }
             return none{};
         },
         resolve_undefined);
