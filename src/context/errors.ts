@@ -1,12 +1,15 @@
+import { AbortError } from '../engine/errors';
+
 /**
- * Returns the error an aborted operation rejects with: the signal's `reason` itself when it
- * is already an error named `'AbortError'` (what `AbortController.abort()` with no argument
- * produces), otherwise a new `DOMException` named `'AbortError'` whose `cause` is `reason`.
- * Callers can therefore always test `err.name === 'AbortError'`.
+ * Returns the error an aborted operation rejects with: RepoSnap's one {@link AbortError}
+ * (engine/errors.ts): the signal's `reason` itself when it is one, otherwise a new one whose
+ * `cause` is `reason` (what `AbortController.abort()` with no argument gives is a platform
+ * `DOMException` named `'AbortError'`; it becomes the cause too). Callers can test
+ * `err instanceof AbortError` or `err.name === 'AbortError'`.
  */
 export function abortError(reason?: unknown): Error {
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
-  const error: Error = new DOMException('Packing the repository was aborted', 'AbortError');
+  if (reason instanceof AbortError) return reason;
+  const error = new AbortError('Packing the repository was aborted');
   if (reason !== undefined) {
     Object.defineProperty(error, 'cause', { value: reason, configurable: true, writable: true });
   }

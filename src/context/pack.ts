@@ -59,8 +59,8 @@ export interface PackOptions {
    */
   maxFileBytes?: number;
   /**
-   * Aborting rejects `packRepository` with an error whose `name` is `'AbortError'` (the
-   * signal's reason when it is such an error, else a `DOMException`), also while waiting
+   * Aborting rejects `packRepository` with an `AbortError` (engine/errors.ts; the signal's
+   * reason when it is one, else a new one with the reason as its `cause`), also while waiting
    * for `countTokens` or the file system. The packer yields to the event loop at least every
    * 10 ms of work, so an abort from a timer or signal handler is seen even while a
    * synchronous `countTokens` keeps it busy.
