@@ -417,11 +417,11 @@ async function prepareAndAnswer(
   const prefix = concatTokens([layout.head, ...pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text))]);
   // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
   let retrieval: Int32Array = new Int32Array(0);
-  let retrievedFiles: { path: string; tokens: number }[] = [];
+  let retrievedFiles: { path: string; tokens: number; offset: number }[] = [];
   if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
     const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, signal: req.signal });
     if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
-    retrievedFiles = retrieved.chunks.map((c) => ({ path: c.path, tokens: model.tokenize(c.text).length }));
+    retrievedFiles = retrieved.spans;
   }
   const questionPart = concatTokens([retrieval, suffix]);
   const packMs = performance.now() - t0;

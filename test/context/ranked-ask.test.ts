@@ -91,4 +91,12 @@ test('with a retrieval share, the chunks BM25 finds for the question follow the 
   assert.equal(withRetrieval.stats.L, withRetrieval.promptTokens);
   // the room kept for retrieval comes out of the repository's budget
   assert.ok(withRetrieval.pack.tokenBudget === without.pack.tokenBudget - Math.floor(2048 * 0.15));
+  // the context report: each retrieved file's tokens are its chunks' blocks in the section
+  // (Retrieved.spans), and it has a kept share over them
+  const retrieved = withRetrieval.stats.context!.files.filter((f) => f.status === 'retrieved');
+  assert.deepEqual(retrieved.map((f) => f.path).sort(), [...new Set(expected.spans.map((sp) => sp.path))].sort());
+  for (const f of retrieved) {
+    assert.equal(f.tokens, expected.spans.filter((sp) => sp.path === f.path).reduce((n, sp) => n + sp.tokens, 0), f.path);
+    assert.ok(f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, `${f.path}: ${f.keptShare}`);
+  }
 });
