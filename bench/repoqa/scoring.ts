@@ -55,7 +55,8 @@ export function scoringContext(q: Pick<Question, 'kind' | 'answer' | 'subject'>,
   return { kind: q.kind, expected: q.answer, subject: q.kind === 'doc' ? '' : q.subject, files };
 }
 
-const PATH_LIKE = /^[\w@.\-/]*(\/[\w@.\-]+|\.(c|m)?(js|ts)x?|\.json)(:\d+){0,2}$/i;
+/** A path, optionally cited with `:line`, `:line:column` or a line range `:start-end` (the retrieval section shows ranges). */
+const PATH_LIKE = /^[\w@.\-/]*(\/[\w@.\-]+|\.(c|m)?(js|ts)x?|\.json)(:\d+(-\d+)?){0,2}$/i;
 
 /** Strips quotes, brackets, trailing punctuation and a trailing call. */
 function strip(s: string): string {
@@ -64,7 +65,9 @@ function strip(s: string): string {
     prev = c;
     c = c.replace(/[.,;:!?]+$/, '').trim();
     c = c.replace(/\([^()]*\)$/, '').trim();
-    c = c.replace(/^(['"“‘(\[{<*_`])+/, '').replace(/(['"”’)\]}>*_`])+$/, '').trim();
+    const unquoted = c.replace(/^(['"“‘(\[{<*_`])+/, '').replace(/(['"”’)\]}>*_`])+$/, '').trim();
+    // an identifier made of underscores (`_`, a common unused parameter) is kept, not read as emphasis
+    c = unquoted === '' && /^_+$/.test(c) ? c : unquoted;
   }
   return c;
 }
@@ -130,7 +133,7 @@ export function answerComplete(answer: string, ctx: ScoringContext): boolean {
 export function normalise(candidate: string, type: AnswerType, files: readonly string[] = []): string {
   let c = strip(candidate).toLowerCase();
   if (type === 'path') {
-    c = c.replace(/^\.?\//, '').replace(/(:\d+){1,2}$/, '');
+    c = c.replace(/^\.?\//, '').replace(/(:\d+(-\d+)?){1,2}$/, '');
     if (!c.includes('/')) {
       const same = files.filter((f) => f.toLowerCase() === c || f.toLowerCase().endsWith(`/${c}`));
       if (same.length === 1) c = same[0]!.toLowerCase();

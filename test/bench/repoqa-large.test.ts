@@ -14,6 +14,7 @@ import { concatTokens } from '../../src/prompt/prompt';
 import { askOptions, LARGE_PACKINGS, packedPrompt, questionPart } from '../../bench/repoqa/large/prompt';
 import { checkTarget, completeRecords, subsetOf, summarize } from '../../bench/repoqa/large/report';
 import { interleave, readLargeRecords } from '../../bench/repoqa/large/run';
+import { isCorrect, scoringContext } from '../../bench/repoqa/scoring';
 import { checkTinyModel } from '../helpers/models';
 
 test('a question is inside when smallest-first packs its file in full, else outside', () => {
@@ -135,4 +136,18 @@ test('the prompt of each packing is what askRepository prefills', async () => {
     }
   }
   assert.equal(seen.size, 3, 'the three packings give three different prompts');
+});
+
+test('the scorer reads a retrieval-style line range and an underscore parameter', () => {
+  const files = ['lib/time.js', 'lib/meta.js'];
+  const file = scoringContext({ kind: 'file', answer: 'lib/time.js', subject: 'epochTime' }, files);
+  // the retrieval section cites chunks as path:start-end; the model copies that form
+  assert.ok(isCorrect('lib/time.js:5-5', file));
+  assert.ok(isCorrect('`lib/time.js:14-20`', file));
+  assert.ok(!isCorrect('lib/meta.js:5-5', file));
+  const param = scoringContext({ kind: 'param', answer: '_', subject: 'noOpPrepareStackTrace' }, files);
+  assert.ok(isCorrect('_', param));
+  assert.ok(isCorrect('`_`', param));
+  assert.ok(!isCorrect('stackTraceError', param));
+  assert.ok(!isCorrect('', param));
 });
