@@ -22,9 +22,11 @@ const BAR_CHARS = 10;
  *
  * The prompt's sections that are not files (the ranked packing's file tree and repository map)
  * follow the files as `(file tree)`, `(repository map)`, `(retrieved chunks)`. Files in the map
- * only read `path (map)` with tokens `-` (counted in the map's row), files with retrieved chunks
- * `path (retrieved)` with their chunks' tokens; their kept share reads `?` (not mapped to positions). A share that is not known (a continued
- * thread) reads `?`; `ignored` entries are counted in a last line, pointing to `reposnap pack --list`.
+ * only or with retrieved chunks read `path (map)` and `path (retrieved)` with the tokens and kept share of their blocks in those
+ * sections. A share that is not known (a continued thread) reads `?`. Past the report's listing
+ * limit (`summary.leftOutUnlisted`), the left-out count includes the unlisted files and a last
+ * left-out line counts them by reason; `ignored` entries are counted in a last line, pointing to
+ * `reposnap pack --list`.
  */
 export function formatContextTable(report: ContextReport): string {
   const lines = [`context: ${summaryText(report.summary)}`];
@@ -42,9 +44,17 @@ export function formatContextTable(report: ContextReport): string {
     }
   }
   const left = report.files.filter((f) => f.status === 'left-out');
-  if (left.length > 0) {
-    lines.push(`left out: ${left.length.toLocaleString('en-US')} file${left.length === 1 ? '' : 's'}`);
+  const unlisted = report.summary.leftOutUnlisted ?? 0;
+  const leftCount = left.length + unlisted;
+  if (leftCount > 0) {
+    lines.push(`left out: ${leftCount.toLocaleString('en-US')} file${leftCount === 1 ? '' : 's'}`);
     for (const f of left) lines.push(`  ${f.path}: ${leftOutText(f)}`);
+    if (unlisted > 0) {
+      const reasons = Object.entries(report.summary.leftOutReasons ?? {})
+        .map(([reason, n]) => `${reason} ${n.toLocaleString('en-US')}`)
+        .join(', ');
+      lines.push(`  … ${unlisted.toLocaleString('en-US')} more not listed (all left out by reason: ${reasons})`);
+    }
   }
   const ignored = report.summary.ignored;
   if (ignored > 0) {

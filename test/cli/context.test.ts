@@ -132,3 +132,22 @@ test('the table of a hand-built ranked report: files by kept share, then the fil
     ].join('\n'),
   );
 });
+
+test('the table counts left-out files past the report\'s listing limit, by reason', () => {
+  const report: ContextReport = {
+    summary: {
+      packedFiles: 1, totalFiles: 1_503, ignored: 0, fileTokens: 10, promptTokens: 100, attention: 'snapkv', keptPerHead: 50, keptRatio: 0.5,
+      leftOutUnlisted: 1_500, leftOutReasons: { 'over-budget': 1_400, binary: 102 },
+    },
+    files: [
+      { path: 'a.ts', status: 'full', tokens: 10, keptShare: 0.5 },
+      { path: 'b.ts', status: 'left-out', tokens: 0, keptShare: null, reason: 'over-budget', detail: 'needs 900 tokens, 2 of 10 left' },
+      { path: 'c.png', status: 'left-out', tokens: 0, keptShare: null, reason: 'binary' },
+    ],
+    sections: [],
+  };
+  const lines = formatContextTable(report).split('\n');
+  // 2 listed + 1,500 unlisted = 1,502 left out; the reasons count listed and unlisted ones
+  assert.equal(lines.find((l) => l.startsWith('left out:')), 'left out: 1,502 files');
+  assert.equal(lines.at(-1), '  … 1,500 more not listed (all left out by reason: over-budget 1,400, binary 102)');
+});
