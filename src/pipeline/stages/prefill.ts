@@ -9,12 +9,31 @@ import { concatTokens } from '../../prompt/prompt';
 import type { Question } from './question';
 import type { Restored } from './restore';
 
-/** Prefills the part of the repository prefix the cache did not restore (nothing on a continued thread). */
+/**
+ * Prefills the part of the repository prefix the cache did not restore (nothing on a continued
+ * thread). With SnapKV on, the prefill stops once at L − w (L = prefix + suffix, w the observation
+ * window) when that falls inside the prefix, and goes on from there in a second call: a cache hit
+ * restores the prefix up to L − w and prefills from there (restore.ts), so a cold run, a miss and a
+ * hit compute the window's queries and keys in the same batches, and SnapKV keeps the same
+ * positions in all three on any CPU (ggml's kernels may round a row differently in a batch of
+ * another size).
+ */
 export async function prefillPrefix(q: Question, r: Restored): Promise<void> {
   if (r.continued) return;
-  const rest = q.prefix.subarray(q.session.position);
-  if (rest.length === 0) return;
-  await q.session.prefill(rest, { signal: q.req.signal, onProgress: (p) => q.onEvent({ kind: 'prefill', ...p, total: rest.length + q.suffix.length }) });
+  const start = q.session.position;
+  const total = q.prefix.length - start + q.suffix.length;
+  if (start >= q.prefix.length) return;
+  const windowStart = q.prefix.length + q.suffix.length - q.req.snap.window;
+  const cuts = r.snapNow && windowStart > start && windowStart < q.prefix.length ? [windowStart, q.prefix.length] : [q.prefix.length];
+  let from = start;
+  for (const to of cuts) {
+    const done0 = from - start;
+    await q.session.prefill(q.prefix.subarray(from, to), {
+      signal: q.req.signal,
+      onProgress: (p) => q.onEvent({ kind: 'prefill', done: done0 + p.done, total, tokensPerSecond: p.tokensPerSecond }),
+    });
+    from = to;
+  }
 }
 
 /** What {@link prefillQuestion} measured. */
