@@ -58,7 +58,13 @@ test('--packing ranked: the file tree and the repository map are sections of the
   assert.equal(context.summary.packing, 'ranked');
   const mapped = context.files.filter((f) => f.status === 'map');
   assert.ok(mapped.length >= 1, JSON.stringify(context.files));
-  for (const f of mapped) assert.deepEqual([f.tokens, f.keptShare], [null, null], f.path);
+  // a map-only file's tokens are its block in the map, its kept share is over that block's span
+  const mapSection = context.sections.find((s) => s.kind === 'map')!;
+  for (const f of mapped) {
+    assert.ok(Number.isInteger(f.tokens) && f.tokens! > 0 && f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, JSON.stringify(f));
+  }
+  const mappedTokens = mapped.reduce((sum, f) => sum + f.tokens!, 0);
+  assert.ok(mappedTokens <= mapSection.tokens, `map blocks ${mappedTokens} tokens within the map's ${mapSection.tokens}`);
   assert.equal(context.summary.mappedFiles, mapped.length);
   assert.equal(context.summary.retrievedFiles, 0, 'no retrieval without --retrieval-share');
   // the four files are all accounted for: in full, in the map, or left out
@@ -83,9 +89,14 @@ test('--retrieval-share: the chunks retrieved for the question name their files;
   const retrieved = context.files.filter((f) => f.status === 'retrieved');
   assert.deepEqual([retrieved.length, context.files.filter((f) => f.status === 'map').length], [Number(m[2]), Number(m[1])]);
   assert.ok(retrieved.some((f) => f.path === 'src/gamma.ts'), `gamma7 is asked about: ${JSON.stringify(retrieved)}`);
-  for (const f of retrieved) assert.ok(Number.isInteger(f.tokens) && f.tokens! > 0 && f.keptShare === null, JSON.stringify(f));
+  // a retrieved file's tokens are its chunks' in the retrieval section, its kept share over their spans
+  for (const f of retrieved) {
+    assert.ok(Number.isInteger(f.tokens) && f.tokens! > 0 && f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, JSON.stringify(f));
+  }
   const section = context.sections.find((s) => s.kind === 'retrieval');
   assert.ok(section && section.tokens > 0 && section.keptShare !== null, JSON.stringify(context.sections));
+  const retrievedTokens = retrieved.reduce((sum, f) => sum + f.tokens!, 0);
+  assert.ok(retrievedTokens <= section.tokens, `retrieved chunks ${retrievedTokens} tokens within the section's ${section.tokens}`);
 });
 
 test('a bad --retrieval-share or --packing is one usage line and exit 2', () => {
