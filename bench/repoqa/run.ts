@@ -39,6 +39,7 @@ import { findPackage, packageId, setupPackage, type RepoPackage } from './packag
 import { generateQuestions, QUESTION_KINDS, type Question, type QuestionKind } from './questions';
 import { benchSession, prefixState, questionTokens, readPrefixMeta, repositoryPrompt } from './repository';
 import { agrees, answerComplete, isCorrect, scoringContext } from './scoring';
+import { readJsonlRecords, startJsonl } from './jsonl';
 import { writeReport } from './report';
 
 /**
@@ -177,22 +178,7 @@ export function rescore(r: QuestionRecord, files: readonly string[]): QuestionRe
 
 /** Reads a JSONL of records for this config; an empty list when the file is absent. @throws on a config mismatch. */
 export function readRecords(file: string, config: RunConfig): QuestionRecord[] {
-  if (!fs.existsSync(file)) return [];
-  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
-  if (lines.length === 0) return [];
-  const head = JSON.parse(lines[0]!) as { config?: RunConfig };
-  if (JSON.stringify(head.config) !== JSON.stringify(config)) {
-    throw new Error(`${file} was written with ${JSON.stringify(head.config)}, not ${JSON.stringify(config)}: delete it or pass another --jsonl`);
-  }
-  const out: QuestionRecord[] = [];
-  for (const l of lines.slice(1)) {
-    try {
-      out.push(JSON.parse(l) as QuestionRecord);
-    } catch {
-      // a line cut by a killed run: that question runs again
-    }
-  }
-  return out;
+  return readJsonlRecords<QuestionRecord>(file, config);
 }
 
 async function main(): Promise<void> {
@@ -236,7 +222,7 @@ async function main(): Promise<void> {
   const records = readRecords(jsonl, config);
   const done = new Set(records.map((r) => r.id));
   fs.mkdirSync(path.dirname(jsonl), { recursive: true });
-  if (!fs.existsSync(jsonl) || fs.readFileSync(jsonl, 'utf8').trim() === '') fs.writeFileSync(jsonl, JSON.stringify({ config }) + '\n');
+  startJsonl(jsonl, config);
   log(`${spec.id}: ${records.length} questions already in ${path.relative(root, jsonl)}`);
 
   const main = fullOnly ? [] : mainPolicies();

@@ -39,6 +39,7 @@ import { measureQuestion } from '../branches';
 import { packageId, setupPackage, type RepoPackage } from '../packages';
 import { generateQuestions, type Question, type QuestionKind } from '../questions';
 import { benchSession, prefixState, readPrefixMeta } from '../repository';
+import { readJsonlRecords, startJsonl } from '../jsonl';
 import { MODELS, selectQuestions } from '../run';
 import { answerComplete, isCorrect, scoringContext } from '../scoring';
 import { findLargePackage, LARGE_PACKAGES } from './packages';
@@ -54,20 +55,7 @@ export interface LargeRunConfig {
 
 /** Reads the records of a JSONL written with `config`; [] when absent. @throws on a config mismatch. */
 export function readLargeRecords(file: string, config: LargeRunConfig): LargeRecord[] {
-  if (!fs.existsSync(file)) return [];
-  const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
-  if (lines.length === 0) return [];
-  const head = JSON.parse(lines[0]!) as { config?: LargeRunConfig };
-  if (JSON.stringify(head.config) !== JSON.stringify(config)) throw new Error(`${file} was written with ${JSON.stringify(head.config)}, not ${JSON.stringify(config)}: delete it or pass another --jsonl`);
-  const out: LargeRecord[] = [];
-  for (const l of lines.slice(1)) {
-    try {
-      out.push(JSON.parse(l) as LargeRecord);
-    } catch {
-      // a line cut by a killed run: that question and packing run again
-    }
-  }
-  return out;
+  return readJsonlRecords<LargeRecord>(file, config);
 }
 
 /** a₁ b₁ a₂ b₂ …, then what is left of the longer list. */
@@ -126,7 +114,7 @@ async function main(): Promise<void> {
   const records = readLargeRecords(jsonl, config);
   const done = new Set(records.map((r) => `${r.id}|${r.packing}`));
   fs.mkdirSync(path.dirname(jsonl), { recursive: true });
-  if (!fs.existsSync(jsonl) || fs.readFileSync(jsonl, 'utf8').trim() === '') fs.writeFileSync(jsonl, JSON.stringify({ config }) + '\n');
+  startJsonl(jsonl, config);
   log(`${spec.id}: ${records.length} records already in ${path.relative(root, jsonl)}`);
 
   const stateKey = `${key}-large`;
