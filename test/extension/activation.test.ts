@@ -6,7 +6,7 @@
  * click opens a quick pick of Open Chat, Select Model, Cache Stats, Restart Engine, Settings;
  * a keybinding focuses the chat input.
  */
-import { fake, Uri, workspace } from './fake-vscode';
+import { extensionContext, fake, Uri, workspace } from './fake-vscode';
 import assert from 'node:assert/strict';
 import childProcess from 'node:child_process';
 import fs from 'node:fs';
@@ -40,26 +40,12 @@ after(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-function memento() {
-  const m = new Map<string, unknown>();
-  return { get: <T>(k: string, d?: T) => (m.has(k) ? (m.get(k) as T) : d), update: async (k: string, v: unknown) => void m.set(k, v), keys: () => [...m.keys()], setKeysForSync() {} };
-}
-
 /** A fresh activation against the stand-in, with a model file set and a workspace folder open. */
 function activateFresh() {
   fake.reset();
   workspace.workspaceFolders = [{ uri: Uri.file(path.join(tmp, 'ws')), name: 'ws', index: 0 }];
   fake.configuration['reposnap.model'] = path.join(tmp, 'model.gguf');
-  const context = {
-    subscriptions: [] as { dispose(): unknown }[],
-    workspaceState: memento(),
-    globalState: memento(),
-    extensionUri: Uri.file(ROOT),
-    extensionPath: ROOT,
-    storageUri: Uri.file(path.join(tmp, 'storage')),
-    globalStorageUri: Uri.file(path.join(tmp, 'global')),
-    logUri: Uri.file(path.join(tmp, 'log')),
-  };
+  const context = extensionContext(ROOT, tmp);
   const t0 = performance.now();
   activate(context as never);
   return { context, ms: performance.now() - t0 };

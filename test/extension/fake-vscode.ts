@@ -401,3 +401,28 @@ export const env = {
   clipboard: { writeText: async () => {} },
   openExternal: async () => true,
 };
+
+// ---- extension context ------------------------------------------------------------------------
+
+/** An in-memory `Memento` (workspaceState / globalState). */
+export function memento() {
+  const m = new Map<string, unknown>();
+  return { get: <T>(k: string, d?: T) => (m.has(k) ? (m.get(k) as T) : d), update: async (k: string, v: unknown) => void m.set(k, v), keys: () => [...m.keys()], setKeysForSync() {} };
+}
+
+/**
+ * An `ExtensionContext` for `activate`: the extension at `root`, its storage, global storage and
+ * log folders under `tmp` (not created), empty mementos.
+ */
+export function extensionContext(root: string, tmp: string) {
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    workspaceState: memento(),
+    globalState: memento(),
+    extensionUri: Uri.file(root),
+    extensionPath: root,
+    storageUri: Uri.file(path.join(tmp, 'storage')),
+    globalStorageUri: Uri.file(path.join(tmp, 'global')),
+    logUri: Uri.file(path.join(tmp, 'log')),
+  };
+}

@@ -5,7 +5,7 @@
  * package.json declarations: the new keys' titles by VS Code's own key-to-title rule, the old
  * keys deprecated with a hint naming the new key.
  */
-import { fake, Uri, workspace } from './fake-vscode';
+import { extensionContext, fake, Uri, workspace } from './fake-vscode';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -136,20 +136,7 @@ test('activation runs the migration: a user value of reposnap.gpu ends in reposn
     workspace.workspaceFolders = [{ uri: Uri.file(path.join(tmp, 'ws')), name: 'ws', index: 0 }];
     fake.configuration['reposnap.model'] = path.join(tmp, 'model.gguf');
     fake.configuration['reposnap.gpu'] = 'cpu';
-    const memento = () => {
-      const m = new Map<string, unknown>();
-      return { get: <T>(k: string, d?: T) => (m.has(k) ? (m.get(k) as T) : d), update: async (k: string, v: unknown) => void m.set(k, v), keys: () => [...m.keys()], setKeysForSync() {} };
-    };
-    const context = {
-      subscriptions: [] as { dispose(): unknown }[],
-      workspaceState: memento(),
-      globalState: memento(),
-      extensionUri: Uri.file(ROOT),
-      extensionPath: ROOT,
-      storageUri: Uri.file(path.join(tmp, 'storage')),
-      globalStorageUri: Uri.file(path.join(tmp, 'global')),
-      logUri: Uri.file(path.join(tmp, 'log')),
-    };
+    const context = extensionContext(ROOT, tmp);
     activate(context as never);
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(fake.configuration['reposnap.GPU'], 'cpu');
