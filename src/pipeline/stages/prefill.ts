@@ -6,7 +6,7 @@
  */
 import type { SessionStats } from '../../engine/session';
 import { concatTokens } from '../../prompt/prompt';
-import type { Question } from './question';
+import { windowStart, type Question } from './question';
 import type { Restored } from './restore';
 
 /**
@@ -23,8 +23,8 @@ export async function prefillPrefix(q: Question, r: Restored): Promise<void> {
   const start = q.session.position;
   const total = q.prefix.length - start + q.suffix.length;
   if (start >= q.prefix.length) return;
-  const windowStart = q.prefix.length + q.suffix.length - q.req.snap.window;
-  const cuts = r.snapNow && windowStart > start && windowStart < q.prefix.length ? [windowStart, q.prefix.length] : [q.prefix.length];
+  const cut = windowStart(q);
+  const cuts = r.snapNow && cut > start && cut < q.prefix.length ? [cut, q.prefix.length] : [q.prefix.length];
   let from = start;
   for (const to of cuts) {
     const done0 = from - start;

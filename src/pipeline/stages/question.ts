@@ -42,3 +42,13 @@ export interface Question {
   history: ThreadTurn[];
   onEvent: (e: AskEvent) => void;
 }
+
+/**
+ * Where SnapKV's observation window starts in the prompt: L − w [tokens] (L = prefix + suffix,
+ * w the window), at least 0. The window's queries are captured only while these tokens are
+ * prefilled, so a restored prefix is cut back to here (restore.ts) and a cold prefill stops here
+ * once (prefill.ts): both compute the window in the same batches.
+ */
+export function windowStart(q: Question): number {
+  return Math.max(0, q.prefix.length + q.suffix.length - q.req.snap.window);
+}

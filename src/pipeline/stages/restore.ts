@@ -7,7 +7,7 @@
 import { hashChain } from '../../cache/hash-chain';
 import type { CacheOutcome } from '../../cache/store';
 import { EngineError } from '../../engine/errors';
-import type { Question } from './question';
+import { windowStart, type Question } from './question';
 
 /** What {@link restore} put into the session. */
 export interface Restored {
@@ -80,7 +80,7 @@ async function restorePrefix(q: Question): Promise<Restored> {
     const matched = commonPrefix(snap.tokens, prefix);
     // SnapKV scores with the queries of the last w prompt tokens, captured only while they
     // are prefilled: a restored prefix that reaches into the window gives those tokens back
-    const keep = snapNow ? Math.min(matched, Math.max(0, prefix.length + q.suffix.length - req.snap.window)) : matched;
+    const keep = snapNow ? Math.min(matched, windowStart(q)) : matched;
     if (keep < session.position) session.truncate(keep);
     r.restoreMs = performance.now() - tr;
     r.reused = keep;
