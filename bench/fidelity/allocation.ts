@@ -21,9 +21,10 @@ import { budgetFor, preparePrompt } from './benchmark';
 import { greedyContinuation, TeacherForcer } from './engine';
 import { compareToReference, referenceSteps, summarize, type PromptFidelity, type Summary } from './metrics';
 import { readPromptCache } from './prompts';
+import { SNAP_DEFAULTS } from '../../src/config/snap-options';
 
 const ALLOCATIONS: readonly BudgetAllocation[] = ['uniform', 'adakv', 'pyramid'];
-const SNAP = { window: 32, kernel: 7, pooling: 'max' as const };
+const SNAP = { window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling };
 
 const log = (s: string) => process.stderr.write(s + '\n');
 

@@ -56,6 +56,7 @@ import { writePlots } from './plot';
 import { DEFAULT_GENERATOR, generatePrompts, readPromptCache, writePromptCache, type Prompt, type PromptCache } from './prompts';
 import { checkTargets, followUpReport, markdownTable, resultRows, retrievalReport, type PolicyRecord } from './report';
 import { generateRetrieval, runRetrievalItem, type RetrievalCache, type RetrievalItemResult } from './retrieval';
+import { SNAP_DEFAULTS } from '../../src/config/snap-options';
 
 /** The second SnapKV drawn in the plots: the paper's needle-test setting (window 16, kernel 5). */
 const NEEDLE_SNAPKV = { window: 16, kernel: 5, pooling: 'max' as const };
@@ -151,7 +152,7 @@ async function main(): Promise<void> {
   }
 
   // policies
-  const defaultSnap = new SnapKvPolicy({ window: 32, kernel: 7, pooling: 'max' });
+  const defaultSnap = new SnapKvPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
   const needleSnap = new SnapKvPolicy(NEEDLE_SNAPKV);
   const snaps: SnapKvPolicy[] = grid === 'full' ? snapKvGrid() : [defaultSnap, needleSnap];
   const base = baselines();
@@ -217,9 +218,9 @@ async function main(): Promise<void> {
   const nFollow = Number(values['follow-up'] ?? (source === 'stories' ? 16 : 0));
   const followResults: FollowUpResult[][] = [];
   for (const item of nFollow > 0 && cache ? followUpItems(cache.prompts, nFollow, FOLLOW_UP_PREFIX) : []) {
-    followResults.push(await runFollowUpItem(forcer, item, fractions, { window: 32, kernel: 7, pooling: 'max', answer1: 32, answer2: steps }));
+    followResults.push(await runFollowUpItem(forcer, item, fractions, { window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling, answer1: 32, answer2: steps }));
   }
-  const followUp = followResults.length ? followUpReport(followResults, fractions, FOLLOW_UP_PREFIX, { window: 32, kernel: 7, pooling: 'max' }) : null;
+  const followUp = followResults.length ? followUpReport(followResults, fractions, FOLLOW_UP_PREFIX, { window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling }) : null;
   if (followUp) log(`follow-up: ${followUp.items} threads`);
 
   const targets = checkTargets(rows, [DEFAULT_SNAPKV_ID, needleSnap.id], base.filter((p) => p.family !== 'recent').map((p) => p.id), followUp);

@@ -41,6 +41,7 @@ import { benchSession, prefixState, questionTokens, readPrefixMeta, repositoryPr
 import { agrees, answerComplete, isCorrect, scoringContext } from './scoring';
 import { readJsonlRecords, startJsonl } from './jsonl';
 import { writeReport } from './report';
+import { SNAP_DEFAULTS } from '../../src/config/snap-options';
 
 /**
  * The benchmark's models: short key → scripts/models.json id, the repositories it runs, the
@@ -68,7 +69,7 @@ export const MODELS: Record<string, { id: string; packages: readonly string[]; k
 
 /** The main policies: RepoSnap's default SnapKV and the two baselines. */
 export function mainPolicies(): EvictionPolicy[] {
-  return [new SnapKvPolicy({ window: 32, kernel: 7, pooling: 'max' }), new StreamingLlmPolicy({ sinks: 4 }), new RandomPolicy({ window: 32, seed: 1 })];
+  return [new SnapKvPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling }), new StreamingLlmPolicy({ sinks: 4 }), new RandomPolicy({ window: 32, seed: 1 })];
 }
 
 /** One branch as recorded in the JSONL. */
