@@ -97,7 +97,8 @@ export class ExplainController implements vscode.Disposable {
       return;
     }
     if (ex) {
-      ex.thread.range = anchor;
+      // an unchanged range is not sent again: each change makes the editor re-render the widget
+      if (!ex.thread.range?.isEqual(anchor)) ex.thread.range = anchor;
       ex.question = question;
       ex.text = '';
       ex.stats = undefined;

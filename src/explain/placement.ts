@@ -30,7 +30,7 @@ export function anchorLine(range: LineRange): number {
 
 /**
  * The key of the one thread an explanation reuses: the document and the symbol's qualified
- * name (`ExplainController.dispose`, from the CodeLens: the same symbol keeps its key while
+ * name (`symbolPath`, from the CodeLens: the same symbol keeps its key while
  * lines above it are edited), or the document and the selection's exact range when there is
  * no symbol. `documentUri` is the document's URI as a string.
  */

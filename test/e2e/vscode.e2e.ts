@@ -567,12 +567,20 @@ test('explain: the "RepoSnap: Explain" lens on a class opens its thread under th
     await page.keyboard.press('Control+Home');
     const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'RepoSnap: Explain' });
     await lens.first().waitFor({ timeout: 15_000 });
+    // VS Code's comments controller renders an added thread after a check-then-await
+    // (CommentController.handleCommentAdded: no widget for the thread yet -> await display -> push),
+    // and also renders every thread when it recomputes an editor's comments (our controller is
+    // registered at activation, just before the lens appears). A thread added while that
+    // recompute is in flight is drawn twice. Wait for the editor's comment state to settle first.
+    await page.waitForTimeout(3000);
     const threadsBefore = await page.locator('.review-widget').count();
     const classLens = await lensAbove('export class Rectangle');
     await classLens.click();
-    const thread = page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' }).first();
+    const rectangleThreads = page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' });
+    const thread = rectangleThreads.first();
     await thread.waitFor({ timeout: 30_000 });
     await thread.getByText('Continue in chat').waitFor({ timeout: ANSWER_TIMEOUT });
+    assert.equal(await rectangleThreads.count(), 1, 'one thread after the first click');
     await page.waitForTimeout(500);
     const editorBox = (await page.locator('.editor-instance .monaco-editor').first().boundingBox())!;
     const threadBox = (await thread.boundingBox())!;
@@ -585,7 +593,7 @@ test('explain: the "RepoSnap: Explain" lens on a class opens its thread under th
     // a second click on the same lens reuses the thread
     await classLens.click();
     await page.waitForTimeout(1000);
-    assert.equal(await page.locator('.review-widget', { hasText: 'RepoSnap: Rectangle' }).count(), 1);
+    assert.equal(await rectangleThreads.count(), 1, 'the second click reuses the thread');
     assert.equal(await page.locator('.review-widget').count(), threadsBefore + 1);
     await thread.getByText('Continue in chat').waitFor({ timeout: ANSWER_TIMEOUT });
   } finally {
