@@ -35,6 +35,11 @@ export class Range {
   get isEmpty(): boolean {
     return this.start.line === this.end.line && this.start.character === this.end.character;
   }
+  /** As vscode's `Range.isEqual`: same start and end positions. */
+  isEqual(other: Range): boolean {
+    const same = (p: Position, q: Position) => p.line === q.line && p.character === q.character;
+    return same(this.start, other.start) && same(this.end, other.end);
+  }
 }
 
 export class Selection extends Range {
