@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { throwIfAborted } from '../engine/errors';
 
 /** Who holds a lock (the lock file's JSON). */
 export interface LockHolder {
@@ -180,7 +181,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /**
  * Takes the lock `file`, waiting (20 → 200 ms apart) while a live holder keeps it and taking
  * over a stale one at once.
- * @throws LockTimeoutError after `timeoutMs`; the signal's reason (or an AbortError) when aborted;
+ * @throws LockTimeoutError after `timeoutMs`; the project's AbortError (src/engine/errors.ts) when
+ *   the signal aborts, before or while waiting;
  *   the fs error when the lock cannot be created at all (EACCES, ENOENT, ENOTDIR, …).
  */
 export async function acquireLock(file: string, options: LockOptions): Promise<Lock> {
@@ -191,7 +193,7 @@ export async function acquireLock(file: string, options: LockOptions): Promise<L
   const deadline = Date.now() + options.timeoutMs;
   let waited = false;
   for (let attempt = 0; ; attempt++) {
-    options.signal?.throwIfAborted();
+    throwIfAborted(options.signal);
     if (tryCreate(file, body)) break;
     const seen = inspect(file);
     if (!seen) continue;

@@ -500,7 +500,7 @@ export class CacheStore {
    * waits, `onWait` is called once, and it reads the first one's turn). A holder that died is
    * taken over at once. Waits up to 10 minutes for a live holder, then goes on without the lock
    * (warning once); a store that is off, or a lock that cannot be created, goes on without it.
-   * @throws the signal's reason when it is aborted while waiting.
+   * @throws AbortError (src/engine/errors.ts) when the signal aborts while waiting.
    */
   async lockThread(id: string, options: { signal?: AbortSignal; onWait?: () => void } = {}): Promise<ThreadLock> {
     const unlocked: ThreadLock = { release: async () => {} };
