@@ -11,8 +11,8 @@ import { after, before, test } from 'node:test';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { concatTokens } from '../../src/prompt/prompt';
-import { askOptions, LARGE_PACKINGS, packedPrompt, questionPart } from '../../bench/repoqa/large/prompt';
-import { checkTarget, completeRecords, subsetOf, summarize } from '../../bench/repoqa/large/report';
+import { askOptions, LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount } from '../../bench/repoqa/large/prompt';
+import { buildLargeReport, checkTarget, completeRecords, countSkipped, isSkipped, subsetOf, summarize, type SkippedRecord } from '../../bench/repoqa/large/report';
 import { interleave, readLargeRecords } from '../../bench/repoqa/large/run';
 import { isCorrect, scoringContext } from '../../bench/repoqa/scoring';
 import { checkTinyModel } from '../helpers/models';
@@ -79,6 +79,43 @@ test('round-robin order and the JSONL reader', () => {
   }
 });
 
+test('a question longer than its room is skipped with the reason, and the report counts skipped questions per repository', () => {
+  // axios's 12th question of the first run: a 292-token thread turn against a 256-token room (2,048 / 8)
+  assert.equal(questionSkipReason(292, 256), 'the question takes 292 tokens, more than its room (256)');
+  // exactly the room fits; below it too
+  assert.equal(questionSkipReason(256, 256), null);
+  assert.equal(questionSkipReason(40, 256), null);
+  const base = { question: 'q', kind: 'file' as const, subject: 's', answer: 'a', file: 'f.js', line: 1, questionTokens: 292, questionRoom: 256 };
+  const skipped: SkippedRecord[] = [
+    { ...base, id: 'axios#1', repo: 'axios', subset: 'outside', packing: 'smallest-first', skipped: 'r1' },
+    // the same question with another packing counts once
+    { ...base, id: 'axios#1', repo: 'axios', subset: 'outside', packing: 'ranked+map', skipped: 'r1' },
+    { ...base, id: 'axios#2', repo: 'axios', subset: 'inside', packing: 'smallest-first', skipped: 'r2' },
+    { ...base, id: 'fastify#1', repo: 'fastify', subset: 'outside', packing: 'smallest-first', skipped: 'r3' },
+  ];
+  assert.ok(skipped.every(isSkipped));
+  assert.equal(isSkipped({ ...base, id: 'x', repo: 'pino', subset: 'inside', packing: 'ranked+map' } as never), false);
+  assert.deepEqual(countSkipped(skipped, ['pino', 'axios']), [
+    { repo: 'pino', outside: 0, inside: 0, total: 0, questions: [] },
+    {
+      repo: 'axios',
+      outside: 1,
+      inside: 1,
+      total: 2,
+      questions: [
+        { id: 'axios#1', subset: 'outside', reason: 'r1' },
+        { id: 'axios#2', subset: 'inside', reason: 'r2' },
+      ],
+    },
+    { repo: 'fastify', outside: 1, inside: 0, total: 1, questions: [{ id: 'fastify#1', subset: 'outside', reason: 'r3' }] },
+  ]);
+  // the report carries them; with no skipped input every repository has a zero row
+  const info = (repo: string) => ({ repo, files: 0, sourceTokens: 0, timesContext: 0, smallestFirstFiles: [], generated: { outside: 0, inside: 0 }, selected: { outside: 0, inside: 0 }, packings: {} });
+  const input = { modelId: 'm', modelFile: 'm.gguf', contextSize: 2048, answerTokens: 24, kinds: [], repos: [info('axios')], notes: {} };
+  assert.deepEqual(buildLargeReport([], { ...input, skipped }).skipped.map((r) => [r.repo, r.total]), [['axios', 2], ['fastify', 1]]);
+  assert.deepEqual(buildLargeReport([], input).skipped, [{ repo: 'axios', outside: 0, inside: 0, total: 0, questions: [] }]);
+});
+
 let model: EngineModel;
 let tmp: string;
 let repo: string;
@@ -108,6 +145,7 @@ test('the prompt of each packing is what askRepository prefills', async () => {
   for (const packing of LARGE_PACKINGS) {
     const pp = await packedPrompt(model, repo, include, packing, contextSize, answerTokens);
     const part = await questionPart(model, pp, question);
+    assert.equal(questionTokenCount(model, pp, question), part.questionTokens);
     const prompt = concatTokens([pp.prefix, part.tokens]);
     const { packing: mode, retrievalShare } = askOptions(packing);
     let productTokens: number[] = [];

@@ -131,13 +131,32 @@ export interface QuestionPart {
 }
 
 /**
+ * Why a question cannot be asked after a packed prefix, or null when it can: its thread turn
+ * (between │ question │ tail) is longer than the question's room. askRepository would then pack
+ * the repository with a smaller budget (`questionRoom` grows to the question), so the prompt would
+ * have another prefix than the one every other question of the packing shares: the benchmark skips
+ * such a question and records why.
+ * @param questionTokens tokens of the question's thread turn
+ * @param questionRoom the room kept for it in the packed prompt ({@link PackedPrompt.questionRoom}) [tokens]
+ */
+export function questionSkipReason(questionTokens: number, questionRoom: number): string | null {
+  return questionTokens > questionRoom ? `the question takes ${questionTokens} tokens, more than its room (${questionRoom})` : null;
+}
+
+/** Tokens of a question's thread turn (between │ question │ tail) in a packed prompt's layout. */
+export function questionTokenCount(model: EngineModel, p: PackedPrompt, question: string): number {
+  return threadTokens(model, p.layout, [{ question }]).length;
+}
+
+/**
  * The tokens askRepository prefills after the cached prefix for a thread's first question.
- * @throws Error when the question is longer than the question's room (askRepository would then
- *   pack with a smaller budget: another prefix).
+ * @throws Error when the question is longer than the question's room ({@link questionSkipReason};
+ *   askRepository would then pack with a smaller budget: another prefix).
  */
 export async function questionPart(model: EngineModel, p: PackedPrompt, question: string): Promise<QuestionPart> {
   const suffix = threadTokens(model, p.layout, [{ question }]);
-  if (suffix.length > p.questionRoom) throw new Error(`the question takes ${suffix.length} tokens, more than its room (${p.questionRoom})`);
+  const skip = questionSkipReason(suffix.length, p.questionRoom);
+  if (skip !== null) throw new Error(skip);
   let retrieval: Int32Array = new Int32Array(0);
   let retrieved: string[] = [];
   if (p.retrievalRoom > 0 && p.pack.retrievable.length > 0) {

@@ -57,6 +57,57 @@ export interface LargeRecord extends Question {
   answerMs: number;
 }
 
+/**
+ * A question not asked with one packing (a line of the run's JSONL): its thread turn does not fit
+ * the question's room of that packing's prompt (prompt.ts `questionSkipReason`).
+ */
+export interface SkippedRecord extends Question {
+  packing: LargePacking;
+  subset: Subset;
+  /** Why it was not asked. */
+  skipped: string;
+  /** Tokens of the question's thread turn, and the room it had [tokens]. */
+  questionTokens: number;
+  questionRoom: number;
+}
+
+/** A line of the run's JSONL: an answered or a skipped question. */
+export type RunRecord = LargeRecord | SkippedRecord;
+
+/** Whether a JSONL record is a skipped question. */
+export function isSkipped(r: RunRecord): r is SkippedRecord {
+  return typeof (r as Partial<SkippedRecord>).skipped === 'string';
+}
+
+/** Skipped questions of one repository. */
+export interface SkippedCount {
+  repo: string;
+  /** Questions skipped with at least one packing, per subset and in all. */
+  outside: number;
+  inside: number;
+  total: number;
+  /** Each skipped question's id and reason (its first record's). */
+  questions: { id: string; subset: Subset; reason: string }[];
+}
+
+/**
+ * Skipped questions per repository (repositories in first-seen order; a question skipped with
+ * several packings counts once). Repositories listed in `repos` with none skipped get a zero row.
+ */
+export function countSkipped(skipped: readonly Pick<SkippedRecord, 'id' | 'repo' | 'subset' | 'skipped'>[], repos: readonly string[] = []): SkippedCount[] {
+  const rows = new Map<string, SkippedCount>();
+  for (const repo of repos) rows.set(repo, { repo, outside: 0, inside: 0, total: 0, questions: [] });
+  for (const r of skipped) {
+    let row = rows.get(r.repo);
+    if (!row) rows.set(r.repo, (row = { repo: r.repo, outside: 0, inside: 0, total: 0, questions: [] }));
+    if (row.questions.some((q) => q.id === r.id)) continue;
+    row.questions.push({ id: r.id, subset: r.subset, reason: r.skipped });
+    row[r.subset]++;
+    row.total++;
+  }
+  return [...rows.values()];
+}
+
 /** One row of `summary`. */
 export interface SummaryRow {
   packing: LargePacking;
@@ -176,6 +227,8 @@ export interface LargeReportInput {
   answerTokens: number;
   kinds: readonly QuestionKind[];
   repos: readonly RepoInfo[];
+  /** Questions skipped (not asked with some packing), by {@link countSkipped}; none when absent. */
+  skipped?: readonly SkippedRecord[];
   /** Extra fields written as they are (e.g. what was not run, and why). */
   notes: Record<string, unknown>;
 }
@@ -183,8 +236,8 @@ export interface LargeReportInput {
 const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /**
- * The report: `summary` (see {@link summarize}), the target, accuracy by kind, repository and
- * where the subject's file was, time to first token per packing, tokens per section per repository,
+ * The report: `summary` (see {@link summarize}), the target, the skipped questions per repository
+ * ({@link countSkipped}), accuracy by kind, repository and where the subject's file was, time to first token per packing, tokens per section per repository,
  * and every record.
  *
  * Time to first token: `warmMs` = restoring the cached prefix (from memory) + prefilling the
@@ -219,6 +272,7 @@ export function buildLargeReport(records: readonly LargeRecord[], input: LargeRe
     summary,
     target: checkTarget(summary),
     questions: new Set(complete.map((r) => r.id)).size,
+    skipped: countSkipped(input.skipped ?? [], input.repos.map((r) => r.repo)),
     byKind: accuracyBy(records, (r) => `${r.subset}:${r.kind}`),
     byRepo: accuracyBy(records, (r) => `${r.subset}:${r.repo}`),
     bySubjectPlace: accuracyBy(records, (r) => `${r.packing}:${r.subset}:${where(r)}`).filter((x) => x.group.startsWith(`${x.packing}:`)),

@@ -43,8 +43,8 @@ import { readJsonlRecords, startJsonl } from '../jsonl';
 import { MODELS, selectQuestions } from '../run';
 import { answerComplete, isCorrect, scoringContext } from '../scoring';
 import { findLargePackage, LARGE_PACKAGES } from './packages';
-import { LARGE_PACKINGS, packedPrompt, questionPart, type LargePacking, type PackedPrompt } from './prompt';
-import { subsetOf, writeLargeReport, type LargeRecord, type RepoInfo, type Subset } from './report';
+import { LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount, type LargePacking, type PackedPrompt } from './prompt';
+import { isSkipped, subsetOf, writeLargeReport, type LargeRecord, type RepoInfo, type RunRecord, type SkippedRecord, type Subset } from './report';
 
 /** The settings that make JSONL records comparable (a rerun with others is refused). */
 export interface LargeRunConfig {
@@ -53,9 +53,9 @@ export interface LargeRunConfig {
   answerTokens: number;
 }
 
-/** Reads the records of a JSONL written with `config`; [] when absent. @throws on a config mismatch. */
-export function readLargeRecords(file: string, config: LargeRunConfig): LargeRecord[] {
-  return readJsonlRecords<LargeRecord>(file, config);
+/** Reads the records (answered and skipped) of a JSONL written with `config`; [] when absent. @throws on a config mismatch. */
+export function readLargeRecords(file: string, config: LargeRunConfig): RunRecord[] {
+  return readJsonlRecords<RunRecord>(file, config);
 }
 
 /** a₁ b₁ a₂ b₂ …, then what is left of the longer list. */
@@ -177,6 +177,16 @@ async function main(): Promise<void> {
         const marks: string[] = [];
         for (const p of todo) {
           const pp = r.prompts[p];
+          const qTokens = questionTokenCount(model, pp, q.question);
+          const skip = questionSkipReason(qTokens, pp.questionRoom);
+          if (skip !== null) {
+            const rec: SkippedRecord = { ...q, packing: p, skipped: skip, questionTokens: qTokens, questionRoom: pp.questionRoom };
+            fs.appendFileSync(jsonl, JSON.stringify(rec) + '\n');
+            records.push(rec);
+            done.add(`${q.id}|${p}`);
+            marks.push(`${p} skipped (${skip})`);
+            continue;
+          }
           if (!r.states[p]) {
             const ps = await prefixState(session, pp.prefix, stateKey, repoKey(r.pkg, p));
             r.states[p] = ps.snapshot;
@@ -224,10 +234,12 @@ async function main(): Promise<void> {
   // scored again from the answers' texts with the current scorer (the JSONL's flags are a cache)
   const filesOf = new Map(prepared.map((r) => [r.info.repo, r.files]));
   const selected = new Set(prepared.flatMap((r) => r.questions.map((q) => q.id)));
-  const inRun = records.filter((r) => selected.has(r.id)).map((r) => ({ ...r, correct: isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) }));
+  const answered = records.filter((r): r is LargeRecord => !isSkipped(r));
+  const inRun = answered.filter((r) => selected.has(r.id)).map((r) => ({ ...r, correct: isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) }));
   const file = writeLargeReport(
     inRun,
     {
+      skipped: records.filter(isSkipped).filter((r) => selected.has(r.id)),
       modelId: spec.id,
       modelFile: path.basename(modelFile),
       contextSize,
