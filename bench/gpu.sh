@@ -10,9 +10,22 @@
 #   (32 layers, n_embd 4096, 32/8 heads, n_ff 14336, q4_0 weights) and runs L = 32K and 128K:
 #   prefill tok/s, decode ms/token uncompressed and at B = 2048/1024/256, snap ms, KV bytes.
 # Environment: LENGTHS (default 32768,131072), MODEL_ARGS (override the shape), JOBS (default nproc),
-#   OUT (folder for the log, default .device).
+#   OUT (folder for the log, default .device), BANDWIDTH (the card's memory bandwidth in GB/s for the
+#   floor column; default from the card's name: H200 4800, H100 SXM 3350, H100 PCIe 2000, A100 2039).
+# On the device tool: carry [".device"], command `OUT=$OUT bash bench/gpu.sh`, timeout_s 600.
+# Here, a dry run of the whole table on the CPU engine already built (tiny shape, ~1 min):
+#   bash bench/gpu.sh --dry-run
+# builds snapkv-bench beside the addon (native/build/cmake, links the same libllama) and runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--dry-run" ]; then
+  [ -f native/build/cmake/CMakeCache.txt ] || { echo "build the engine first (npm run build:native)" >&2; exit 1; }
+  cmake --build native/build/cmake --target snapkv-bench --parallel "${JOBS:-$(nproc)}" > /dev/null
+  native/build/cmake/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
+    --kv f16 --fa 1 --ngl 0 --lengths "${LENGTHS:-2048}" --budgets 1024,256 --decode 4 --ubatch 256 --bandwidth "${BANDWIDTH:-50}"
+  exit 0
+fi
 
 if [ "${1:-}" = "--prepare" ]; then
   [ -d native/build/llama.cpp/src ] || { echo "build the engine first (npm run build:native)" >&2; exit 1; }
@@ -33,6 +46,11 @@ jobs=${JOBS:-$(nproc)}
 [ -f .device/llama-src.tar.gz ] || { echo "missing .device/llama-src.tar.gz: run 'bash bench/gpu.sh --prepare' where the engine is built" >&2; exit 1; }
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d '. ')
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+case "$name" in
+  *H200*) bw=4800 ;; *H100*PCIe*) bw=2000 ;; *H100*) bw=3350 ;; *A100*) bw=2039 ;; *) bw=0 ;;
+esac
+bw=${BANDWIDTH:-$bw}
 
 t0=$(date +%s)
 if [ ! -x "$work/build/snapkv-bench" ]; then
@@ -46,5 +64,5 @@ fi
 echo "build: $(( $(date +%s) - t0 )) s (sm_$cap, $jobs jobs)"
 
 "$work/build/snapkv-bench" ${MODEL_ARGS:---layers 32 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 32000 --wtype q4_0} \
-  --kv f16 --fa 1 --ngl 999 --lengths "${LENGTHS:-32768,131072}" --budgets 2048,1024,256 --decode 16 --ubatch 512 | tee "$out/gpu-bench.md"
+  --kv f16 --fa 1 --ngl 999 --lengths "${LENGTHS:-32768,131072}" --budgets 2048,1024,256 --decode 16 --ubatch 512 --bandwidth "$bw" | tee "$out/gpu-bench.md"
 echo "total: $(( $(date +%s) - t0 )) s"

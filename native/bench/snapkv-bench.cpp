@@ -5,13 +5,19 @@
 //   snapkv-bench [--layers 32] [--embd 4096] [--heads 32] [--kv-heads 8] [--ff 14336]
 //                [--vocab 32000] [--wtype q4_0] [--kv f16] [--fa 1] [--ngl 999]
 //                [--lengths 32768,131072] [--budgets 2048,1024,256] [--window 32] [--decode 16]
-//                [--ubatch 512] [--threads N]
+//                [--ubatch 512] [--threads N] [--bandwidth GB/s]
 //
 // Per L: prefill tok/s; decode ms/token uncompressed; then SnapKV L -> B for the largest B and
 // decode at B, re-snapping to each smaller B in turn (compaction is in place); decode of a plain
-// context of B tokens (the physical bound); KV bytes before and after. Prints a markdown table.
+// context of B tokens; KV bytes before and after. Beside the measured speed-up full / at-B it
+// prints the physical bound of a memory-bound decode step, (W + KV_L) / (W + KV_B) with W the
+// weight bytes (llama_model_size) and KV_x the sequence's K and V bytes
+// (llama_snapkv_get_kv_stats); with --bandwidth, the floor ms/token of reading W + KV once at
+// that bandwidth. The peak memory used on the accelerator devices (total - free, sampled with
+// ggml_backend_dev_memory after every step; "-" on a CPU-only build). Prints a markdown table.
 #include "llama.h"
 #include "synthetic-model.h"
+#include "ggml-backend.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +36,7 @@ struct Args {
     std::string wtype = "q4_0", kv = "f16";
     bool fa = true;
     int ngl = 999, window = 32, decode = 16, ubatch = 512, threads = (int) std::thread::hardware_concurrency();
+    double bandwidth_gbs = 0; // device memory bandwidth in GB/s (1e9 bytes/s); 0 = not given
     std::vector<int> lengths = { 32768, 131072 };
     std::vector<int> budgets = { 2048, 1024, 256 };
 };
@@ -89,6 +96,27 @@ Ctx make_ctx(llama_model * m, const Args & a, int n_ctx) {
     return c;
 }
 
+/**
+ * Peak bytes in use on the accelerator devices (GPU, integrated GPU) since the start: total - free
+ * of each such device (ggml_backend_dev_memory), summed, maximum over every call. -1 when the
+ * build has no accelerator device (CPU only).
+ */
+double g_peak_dev = -1;
+void sample_dev_memory() {
+    double used = 0;
+    bool any = false;
+    for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+        ggml_backend_dev_t d = ggml_backend_dev_get(i);
+        const auto t = ggml_backend_dev_type(d);
+        if (t != GGML_BACKEND_DEVICE_TYPE_GPU && t != GGML_BACKEND_DEVICE_TYPE_IGPU) continue;
+        size_t free = 0, total = 0;
+        ggml_backend_dev_memory(d, &free, &total);
+        used += (double) (total - free);
+        any = true;
+    }
+    if (any) g_peak_dev = std::max(g_peak_dev, used);
+}
+
 uint32_t g_rng = 12345;
 llama_token rand_token(uint32_t n_vocab) { g_rng = g_rng*1103515245u + 12345u; return 3 + (g_rng >> 8) % (n_vocab - 3); }
 
@@ -105,6 +133,7 @@ void feed(Ctx & c, int n, uint32_t n_vocab, int chunk) {
     }
     llama_batch_free(b);
     llama_synchronize(c.ctx);
+    sample_dev_memory();
 }
 
 double decode_ms(Ctx & c, int steps, uint32_t n_vocab) {
@@ -114,11 +143,13 @@ double decode_ms(Ctx & c, int steps, uint32_t n_vocab) {
     return (now_ms() - t)/steps;
 }
 
-double kv_mib(Ctx & c) {
+/** The sequence's K and V bytes in the cache (bytes per cell x cells, llama_snapkv_get_kv_stats). */
+double kv_bytes(Ctx & c) {
     llama_snapkv_kv_stats st = {};
     llama_snapkv_get_kv_stats(c.ctx, 0, &st);
-    return (double) st.bytes_per_cell*st.n_cells/1048576.0;
+    return (double) st.bytes_per_cell*st.n_cells;
 }
+
 
 } // namespace
 
@@ -128,7 +159,8 @@ int main(int argc, char ** argv) {
         const std::string k = argv[i];
         if (k == "-h" || k == "--help" || i + 1 >= argc) {
             fprintf(stderr, "usage: %s [--layers N] [--embd N] [--heads N] [--kv-heads N] [--ff N] [--vocab N] [--wtype f32|f16|q8_0|q4_0]\n"
-                            "       [--kv f16|q8_0] [--fa 0|1] [--ngl N] [--lengths L1,L2] [--budgets B1,B2] [--window w] [--decode N] [--ubatch N] [--threads N]\n", argv[0]);
+                            "       [--kv f16|q8_0] [--fa 0|1] [--ngl N] [--lengths L1,L2] [--budgets B1,B2] [--window w] [--decode N] [--ubatch N] [--threads N]\n"
+                            "       [--bandwidth GB/s]\n", argv[0]);
             return k == "-h" || k == "--help" ? 0 : 2;
         }
         const char * v = argv[i + 1];
@@ -146,6 +178,7 @@ int main(int argc, char ** argv) {
         else if (k == "--decode")   a.decode = atoi(v);
         else if (k == "--ubatch")   a.ubatch = atoi(v);
         else if (k == "--threads")  a.threads = atoi(v);
+        else if (k == "--bandwidth") a.bandwidth_gbs = atof(v);
         else if (k == "--lengths")  a.lengths = parse_list(v);
         else if (k == "--budgets")  a.budgets = parse_list(v);
         else { fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
@@ -161,7 +194,11 @@ int main(int argc, char ** argv) {
     llama_model_desc(model, desc, sizeof(desc));
     printf("model: synthetic llama %u layers, n_embd %u, heads %u/%u, n_ff %u, vocab %u, %s weights (%.2fB parameters, created in %.1f s); KV %s; flash attention %d; ngl %d; %s\n",
         a.layers, a.embd, a.heads, a.kv_heads, a.ff, a.vocab, a.wtype.c_str(), llama_model_n_params(model)/1e9, (now_ms() - t0)/1000, a.kv.c_str(), a.fa, a.ngl, llama_print_system_info());
-    printf("\n| L | prefill tok/s | decode ms/tok full | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up | KV MiB | KV MiB after |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    const double w_bytes = (double) llama_model_size(model);
+    printf("weights: %.1f MiB%s\n", w_bytes/1048576.0,
+        a.bandwidth_gbs > 0 ? (" ; floor ms/token = (weights + KV) / " + std::to_string((int) a.bandwidth_gbs) + " GB/s").c_str() : "");
+    printf("\n| L | prefill tok/s | decode ms/tok full | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up full / B | bound (W+KV_L)/(W+KV_B) | floor ms full / B | KV MiB | KV MiB after | peak device MiB |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
 
     for (int L : a.lengths) {
@@ -170,7 +207,7 @@ int main(int argc, char ** argv) {
         double t = now_ms();
         feed(c, L, a.vocab, a.ubatch);
         const double prefill_ms = now_ms() - t;
-        const double kv_before = kv_mib(c);
+        const double kv_before = kv_bytes(c);
         const double full_ms = decode_ms(c, a.decode, a.vocab);
         bool first = true;
         for (int B : a.budgets) {
@@ -186,8 +223,17 @@ int main(int argc, char ** argv) {
             feed(plain, B, a.vocab, a.ubatch);
             const double plain_ms = decode_ms(plain, a.decode, a.vocab);
             llama_free(plain.ctx);
-            printf("| %d | %.0f | %.2f | %d%s | %.1f | %.3f %% | %.2f | %.2f | %.2fx | %.0f | %.0f |\n",
-                L, L/(prefill_ms/1000), full_ms, B, first ? "" : " (re-snap)", r.t_ms, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b, kv_before, kv_mib(c));
+            const double kv_after = kv_bytes(c);
+            const double bound = (w_bytes + kv_before)/(w_bytes + kv_after);
+            char floor_ms[64] = "-";
+            if (a.bandwidth_gbs > 0) {
+                snprintf(floor_ms, sizeof(floor_ms), "%.3f / %.3f", 1e3*(w_bytes + kv_before)/(a.bandwidth_gbs*1e9), 1e3*(w_bytes + kv_after)/(a.bandwidth_gbs*1e9));
+            }
+            char peak[32] = "-";
+            if (g_peak_dev >= 0) snprintf(peak, sizeof(peak), "%.0f", g_peak_dev/1048576.0);
+            printf("| %d | %.0f | %.2f | %d%s | %.1f | %.3f %% | %.2f | %.2f | %.2fx | %.2fx | %s | %.0f | %.0f | %s |\n",
+                L, L/(prefill_ms/1000), full_ms, B, first ? "" : " (re-snap)", r.t_ms, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b,
+                bound, floor_ms, kv_before/1048576.0, kv_after/1048576.0, peak);
             fflush(stdout);
             first = false;
         }
