@@ -60,6 +60,13 @@ export interface SnapParams {
   adaAlpha?: number;
   /** PyramidKV β ≥ 1: average prefix budget ÷ the last layer's. Default 20. */
   pyramidBeta?: number;
+  /**
+   * The code-aware prior (policies/code-prior.ts): per sequence position, the flags of a
+   * definition's signature line and of an identifier the question names (pipeline/code-prior.ts),
+   * and the bonus multiple. Given, the snap scores on the device, adds the bonus in TypeScript and
+   * compacts the chosen rows (the path of a non-uniform allocation). Absent: SnapKV alone.
+   */
+  prior?: { flags: Uint8Array; bonus?: number };
 }
 
 /** Outcome of {@link EngineSession.snap}. */
@@ -243,8 +250,9 @@ export class EngineSession {
    * × the chosen allocation): per layer and KV head, keeps the prefix positions the allocation
    * gives it by pooled window attention, plus the window, compacted into the sequence's first
    * cells. Decoding continues at the same position. The uniform allocation runs on the device
-   * (`llama_snapkv_compact`, the fast path); another scores on the device (`llama_snapkv_score`),
-   * allocates in TypeScript and compacts the chosen rows (`llama_snapkv_compact_kept`).
+   * (`llama_snapkv_compact`, the fast path); another, or any allocation under the code-aware
+   * prior (`params.prior`), scores on the device (`llama_snapkv_score`), allocates in TypeScript
+   * and compacts the chosen rows (`llama_snapkv_compact_kept`).
    * @throws SnapRefusedError when a guard refuses or the parameters are invalid (the cache is
    *   unchanged: fall back to full attention).
    */
@@ -260,13 +268,13 @@ export class EngineSession {
       const pooling = params.pooling ?? 'max';
       let policy: ScoredPolicy;
       try {
-        policy = snapPolicy({ window: params.window, kernel, pooling, allocation: params.allocation, adaAlpha: params.adaAlpha, pyramidBeta: params.pyramidBeta });
+        policy = snapPolicy({ window: params.window, kernel, pooling, allocation: params.allocation, adaAlpha: params.adaAlpha, pyramidBeta: params.pyramidBeta, prior: params.prior });
       } catch (e) {
         throw new SnapRefusedError(`SnapKV refused: ${(e as Error).message}`, this.status.errParams);
       }
       this.policyScores = null;
       const r =
-        policy.allocator.id === 'uniform' || L <= budget
+        (policy.allocator.id === 'uniform' && !params.prior) || L <= budget
           ? await this.native.snap(0, { window: params.window, budget, kernel, pooling, force: params.force ?? false, keepScores: params.keepScores ?? false })
           : await this.snapByPolicy(policy, L, budget, params.keepScores ?? false);
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
@@ -285,12 +293,13 @@ export class EngineSession {
    */
   private async snapByPolicy(policy: ScoredPolicy, L: number, budget: number, keepScores: boolean): Promise<NativeSnapResult> {
     const { window, kernel, pooling } = policy.scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
+    const what = policy.allocator.id === 'uniform' ? `the ${policy.scorer.id} scorer` : `the ${policy.allocator.id} allocation`;
     if (budget < window) {
       // as the engine refuses it for the uniform allocation
       return { status: this.status.errParams, error: `need 1 <= n_window <= n_budget (n_window = ${window}, n_budget = ${budget})`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
     }
     if (this.native.seqPosMax(0) + 1 !== L) {
-      return { status: this.status.errParams, error: `the ${policy.allocator.id} allocation needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
+      return { status: this.status.errParams, error: `${what} needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
     }
     const s = await this.native.snapScore(0, { window, kernel, pooling });
     if (s.status !== this.status.ok) return s;
@@ -323,7 +332,7 @@ export class EngineSession {
     return this.native.snapKept();
   }
 
-  /** Pooled scores of the last snap (keepScores): [nLayer][nHeadKv][L − w]. */
+  /** Pooled scores of the last snap (keepScores): [nLayer][nHeadKv][L − w], SnapKV's own (before a code prior's bonus). */
   snapScores(): Float32Array {
     return this.policyScores ?? this.native.snapScores();
   }

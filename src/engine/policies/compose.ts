@@ -5,6 +5,7 @@
  * (layer, KV head) also keeps the scorer's protected tail (SnapKV's observation window).
  */
 import { AdaKvAllocator } from './adakv';
+import { CodePriorScorer } from './code-prior';
 import { range, type Allocator, type EvictionPolicy, type PolicyFamily, type PolicyInput, type Scorer } from './policy';
 import { PyramidAllocator } from './pyramid';
 import { SnapKvScorer, type SnapKvScorerOptions } from './snapkv';
@@ -96,6 +97,11 @@ export interface SnapPolicyOptions extends SnapKvScorerOptions {
   adaAlpha?: number;
   /** PyramidKV β ≥ 1. Default 20. */
   pyramidBeta?: number;
+  /**
+   * The code-aware prior (./code-prior.ts): per prompt position, the flags of a definition's
+   * signature line and of an identifier the question names; absent = SnapKV's scores alone.
+   */
+  prior?: { flags: Uint8Array; bonus?: number };
 }
 
 /**
@@ -116,9 +122,11 @@ export function allocatorFor(opts: Pick<SnapPolicyOptions, 'allocation' | 'adaAl
 }
 
 /**
- * The product's policy: SnapKV's scorer × the chosen allocation.
- * @throws Error for invalid options (see {@link SnapKvScorer}, {@link allocatorFor}).
+ * The product's policy: SnapKV's scorer (under the code-aware prior when `prior` is given) × the
+ * chosen allocation.
+ * @throws Error for invalid options (see {@link SnapKvScorer}, {@link CodePriorScorer}, {@link allocatorFor}).
  */
 export function snapPolicy(opts: SnapPolicyOptions = {}): ScoredPolicy {
-  return new ScoredPolicy(new SnapKvScorer(opts), allocatorFor(opts));
+  const snapkv = new SnapKvScorer(opts);
+  return new ScoredPolicy(opts.prior ? new CodePriorScorer(snapkv, opts.prior) : snapkv, allocatorFor(opts));
 }

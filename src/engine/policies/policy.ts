@@ -38,7 +38,7 @@ export interface PolicyInput {
 }
 
 /** Family of a policy (what the plots colour by). */
-export type PolicyFamily = 'snapkv' | 'adakv' | 'pyramid' | 'streaming-llm' | 'recent' | 'random' | 'knorm';
+export type PolicyFamily = 'snapkv' | 'adakv' | 'pyramid' | 'streaming-llm' | 'recent' | 'random' | 'knorm' | 'code-prior';
 
 /** An eviction policy: chooses the kept positions of every (layer, KV head). */
 export interface EvictionPolicy {
