@@ -134,7 +134,8 @@ window.addEventListener('message', (e: MessageEvent<ToStatsWebview>) => {
         cell(r.question, 'question'),
         cell(r.model),
         cell(r.L.toLocaleString('en-US'), 'num'),
-        cell(r.B.toLocaleString('en-US'), 'num'),
+        // an interleaved sliding-window model: B is the global layers'; the sliding layers' cells beside it
+        cell(r.swaWindow !== undefined ? `${r.B.toLocaleString('en-US')} + ${(r.swaCells ?? 0).toLocaleString('en-US')} sliding` : r.B.toLocaleString('en-US'), 'num'),
         cell(r.ratio.toFixed(2), 'num'),
         cell(fmtMiB(r.kvBytesBefore), 'num'),
         cell(fmtMiB(r.kvBytesAfter), 'num'),

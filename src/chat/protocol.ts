@@ -26,6 +26,10 @@ export interface AnswerStats {
   cache: CacheOutcome;
   /** Earlier turns of the thread left out of the prompt (absent in answers saved before it existed). */
   droppedTurns?: number;
+  /** Interleaved sliding-window models only (`AskStats.swaCells`): cells the sliding-window layers hold; B counts the global layers. */
+  swaCells?: number;
+  /** Interleaved sliding-window models only: the sliding-window layers' window [tokens]. */
+  swaWindow?: number;
 }
 
 /**
@@ -218,11 +222,15 @@ export function formatMs(ms: number): string {
 /**
  * The badge line under an answer: `L 2,004 → B 1,024 (0.51) · prefill 1.6 s · snap 17 ms ·
  * decode 0.2 s · cache miss` (`full attention` instead of the ratio when SnapKV was off), then
- * `· 3 oldest turns left out` when the thread was trimmed to leave the repository its share.
+ * `· 3 oldest turns left out` when the thread was trimmed to leave the repository its share. For
+ * an interleaved sliding-window model (Gemma 3) B counts the global layers, and `· sliding layers
+ * 512 cells (window 512)` follows it (issue 17).
  */
 export function badgeText(s: AnswerStats): string {
   const n = (x: number) => x.toLocaleString('en-US');
   const kv = s.snap && s.B < s.L ? `L ${n(s.L)} → B ${n(s.B)} (${s.ratio.toFixed(2)})` : `L ${n(s.L)} → B ${n(s.B)} (full attention)`;
   const dropped = s.droppedTurns ? [`${s.droppedTurns} oldest turn${s.droppedTurns === 1 ? '' : 's'} left out`] : [];
-  return [kv, `prefill ${formatMs(s.prefillMs)}`, `snap ${formatMs(s.snapMs)}`, `decode ${formatMs(s.decodeMs)}`, `cache ${s.cache}`, ...dropped].join(' · ');
+  // an interleaved sliding-window model: B is the global layers'; the sliding layers keep their window
+  const swa = s.swaWindow !== undefined ? [`sliding layers ${n(s.swaCells ?? 0)} cells (window ${n(s.swaWindow)})`] : [];
+  return [kv, ...swa, `prefill ${formatMs(s.prefillMs)}`, `snap ${formatMs(s.snapMs)}`, `decode ${formatMs(s.decodeMs)}`, `cache ${s.cache}`, ...dropped].join(' · ');
 }

@@ -74,6 +74,7 @@ export function answerStats(s: WireAskStats): AnswerStats {
     L: s.L, B: s.B, ratio: s.ratio, snap: s.snap, files: s.files, packMs: s.packMs, prefillMs: s.prefillMs,
     prefillTokS: s.prefillTokS, snapMs: s.snapMs, decodeMs: s.decodeMs, decodeTokens: s.decodeTokens,
     decodeTokS: s.decodeTokS, ttftMs: s.ttftMs, cache: s.cache, ...(s.droppedTurns ? { droppedTurns: s.droppedTurns } : {}),
+    ...(s.swaWindow !== undefined ? { swaCells: s.swaCells ?? 0, swaWindow: s.swaWindow } : {}),
   };
 }
 

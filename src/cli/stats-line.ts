@@ -4,7 +4,9 @@ import type { AskStats } from '../pipeline/ask';
 /**
  * `stats: L=… B=… ratio=… …` — key=value pairs, times in ms, speeds in tokens/s, sizes in bytes.
  * With the ranked packing, `packing=ranked mapped=N retrieved=M` follow `skipped` (files in the
- * repository map only, files with retrieved chunks; `ContextSummary`).
+ * repository map only, files with retrieved chunks; `ContextSummary`). For an interleaved
+ * sliding-window model (Gemma 3) B counts the global layers and `swa_cells=C swa_window=W` follow
+ * it: the cells the sliding-window layers hold (min(L, W)) and their window (issue 17).
  */
 export function formatStats(s: AskStats): string {
   const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'nan');
@@ -12,6 +14,7 @@ export function formatStats(s: AskStats): string {
     'stats:',
     `L=${s.L}`,
     `B=${s.B}`,
+    ...(s.swaWindow !== undefined ? [`swa_cells=${s.swaCells ?? 0}`, `swa_window=${s.swaWindow}`] : []),
     `ratio=${f(s.ratio, 2)}`,
     `snap=${s.snap ? 'on' : 'off'}`,
     `files=${s.files}`,

@@ -139,8 +139,19 @@ export interface AskStats {
   L: number;
   /** Tokens of the repository prefix (head + packed files), the part the cache store keeps uncompressed. */
   prefixTokens: number;
-  /** Cells kept per layer and KV head after SnapKV (L with full attention). */
+  /**
+   * Cells kept per layer and KV head after SnapKV (L with full attention); for an interleaved
+   * sliding-window model (Gemma 2/3, Cohere 2, gpt-oss) the global layers', the ones SnapKV compacts.
+   */
   B: number;
+  /**
+   * Interleaved sliding-window models only (issue 17; absent for others): cells the sliding-window
+   * layers hold for the sequence after SnapKV, never compacted: the positions the window does not
+   * mask at the last one, min(L, n_swa) (`SessionStats.swaCells`, llama.cpp's iSWA cache).
+   */
+  swaCells?: number;
+  /** Interleaved sliding-window models only: the sliding-window layers' window n_swa [tokens] (the model's `nSwa`). */
+  swaWindow?: number;
   ratio: number;
   files: number;
   skipped: number;
@@ -165,6 +176,7 @@ export interface AskStats {
   decodeTokS: number;
   nKvBefore: number;
   nKvAfter: number;
+  /** K and V bytes of the sequence before and after SnapKV, exact; an iSWA model's sliding-window layers included. */
   kvBytesBefore: number;
   kvBytesAfter: number;
   snap: boolean;

@@ -79,6 +79,7 @@ export class QuestionRecords {
       kvBytesBefore: s.kvBytesBefore,
       kvBytesAfter: s.kvBytesAfter,
       cache: s.cache,
+      ...(s.swaWindow !== undefined ? { swaCells: s.swaCells ?? 0, swaWindow: s.swaWindow } : {}),
     };
     this.records.push(r);
     if (this.records.length > MAX_RECORDS) this.records.splice(0, this.records.length - MAX_RECORDS);

@@ -62,6 +62,11 @@ export function askStats(q: Question, m: Measured): AskStats {
     snap: a ? q.req.snap.enabled : false,
     stopReason: a ? a.decoded.summary.reason : 'prepared',
   };
+  // an interleaved sliding-window model: B counts the global layers; the window's cells apart
+  if (m.after.swaKvSize > 0) {
+    stats.swaCells = m.after.swaCells;
+    stats.swaWindow = q.req.model.info.nSwa;
+  }
   if (a) stats.context = contextReport({ pack: q.pack, headTokens: q.layout.head.length, L: m.L, attention: a.attention, retrieval: q.retrieval });
   return stats;
 }
