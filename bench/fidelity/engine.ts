@@ -53,9 +53,20 @@ export class TeacherForcer {
     });
   }
 
-  /** KV heads per layer and layers of the model. */
+  /**
+   * Layers SnapKV compacts, as the engine's last snap reported them (`SnapResult.nLayer`): every
+   * layer, or for an interleaved sliding-window model (Gemma 3) the global layers only (issue 17).
+   * Unknown (null) before the first {@link windowScores} or {@link snap}.
+   */
+  private snapLayers: number | null = null;
+
+  /**
+   * KV heads per layer and the layers SnapKV compacts (kept positions and window scores are
+   * [nLayer][nHeadKv][…]): the model's layers, or its global layers for an interleaved
+   * sliding-window model once a snap has reported them.
+   */
   get shape(): { nLayer: number; nHeadKv: number } {
-    return { nLayer: this.model.info.nLayer, nHeadKv: this.model.info.nHeadKv };
+    return { nLayer: this.snapLayers ?? this.model.info.nLayer, nHeadKv: this.model.info.nHeadKv };
   }
 
   /** Empties the sequence. */
@@ -128,7 +139,8 @@ export class TeacherForcer {
   async windowScores(window: number): Promise<Float32Array> {
     if (this.armed !== window) throw new Error(`the capture is armed for w = ${this.armed}, not ${window}`);
     const L = this.cells();
-    await this.session.snap({ window, budget: L, kernel: 1, pooling: 'max', force: true, keepScores: true });
+    const r = await this.session.snap({ window, budget: L, kernel: 1, pooling: 'max', force: true, keepScores: true });
+    this.snapLayers = r.nLayer;
     return Float32Array.from(this.session.snapScores());
   }
 
@@ -139,7 +151,8 @@ export class TeacherForcer {
 
   /** RepoSnap's own SnapKV (the on-device graph); returns the kept positions [nLayer][nHeadKv][budget]. */
   async snap(window: number, budget: number, kernel: number, pooling: 'max' | 'avg'): Promise<Int32Array> {
-    await this.session.snap({ window, budget, kernel, pooling });
+    const r = await this.session.snap({ window, budget, kernel, pooling });
+    this.snapLayers = r.nLayer;
     return Int32Array.from(this.session.snapKept());
   }
 
