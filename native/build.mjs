@@ -11,6 +11,7 @@
 //   REPOSNAP_GPU=cuda|vulkan|metal   build a GPU backend in addition to the CPU (default: CPU only)
 //   REPOSNAP_BUILD_TYPE=Release|RelWithDebInfo|Debug   (default Release)
 //   REPOSNAP_JOBS=N                  parallel compile jobs (default: number of cores)
+// llama.cpp's RPC backend (GGML_RPC) is always built in: `reposnap rpc-server` and `--rpc`.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -143,6 +144,11 @@ const defs = [
   `-DNODE_INCLUDE_DIR=${nodeInclude()}`,
   `-DNODE_ADDON_API_DIR=${napiDir}`,
   ...cpuIsaDefs(),
+  // llama.cpp's RPC backend, always built in: any engine can put layers on `reposnap rpc-server`s
+  // (model loading's rpcServers) and serve its own CPU backend as one (startRpcServer)
+  // (TCP only: RDMA, which ggml turns on where it finds libibverbs, would tie the addon to that library)
+  '-DGGML_RPC=ON',
+  '-DGGML_RPC_RDMA=OFF',
 ];
 if (has('ccache')) defs.push('-DGGML_CCACHE=ON', '-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache');
 else defs.push('-DGGML_CCACHE=OFF');

@@ -1,5 +1,6 @@
 // RepoSnap addon: Model (llama_model) and loadModel(). See common.h.
 #include "model.h"
+#include "rpc.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -182,9 +183,27 @@ Napi::Value LoadModel(const Napi::CallbackInfo & info) {
     Napi::Object o = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
     llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = opt<int32_t>(o, "gpuLayers", 0);
+    // rpcServers: ["host:port", …]: the model's layers go to these servers' devices only (gpuLayers
+    // of them; the rest, and the token embeddings, stay on this process's CPU)
+    std::vector<std::string> rpc_servers;
+    if (o.Has("rpcServers") && o.Get("rpcServers").IsArray()) {
+        auto a = o.Get("rpcServers").As<Napi::Array>();
+        for (uint32_t i = 0; i < a.Length(); ++i) {
+            if (!a.Get(i).IsString()) {
+                throw Napi::TypeError::New(env, "loadModel: rpcServers must be strings \"host:port\"");
+            }
+            rpc_servers.push_back(a.Get(i).As<Napi::String>().Utf8Value());
+        }
+    }
     const std::string path = info[0].As<Napi::String>().Utf8Value();
     return PromiseWorker<llama_model *>::run(env,
-        [path, mp]() {
+        [path, mp, rpc_servers]() mutable {
+            std::vector<ggml_backend_dev_t> devs;
+            if (!rpc_servers.empty()) {
+                devs = rpc_devices(rpc_servers); // throws "[rpc:…] …"
+                devs.push_back(nullptr);
+                mp.devices = devs.data();
+            }
             llama_model * model = llama_model_load_from_file(path.c_str(), mp);
             if (!model) {
                 throw std::runtime_error("failed to load the model from '" + path + "' (not a GGUF file, an unsupported architecture, or not enough memory)");

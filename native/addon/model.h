@@ -32,7 +32,7 @@ private:
     Napi::Value Dispose(const Napi::CallbackInfo & info);
 };
 
-// loadModel(path, { gpuLayers }) -> Promise<Model>
+// loadModel(path, { gpuLayers, rpcServers? }) -> Promise<Model> (rpcServers: "host:port" strings, rpc.cpp)
 Napi::Value LoadModel(const Napi::CallbackInfo & info);
 
 } // namespace reposnap_addon

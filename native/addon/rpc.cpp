@@ -1,0 +1,292 @@
+// RepoSnap addon: llama.cpp's RPC backend (ggml-rpc, built in by native/build.mjs with GGML_RPC=ON).
+// rpc_devices(): the devices of `reposnap rpc-server`s, for llama_model_params.devices (model.cpp),
+// after our own handshake with each server, because ggml-rpc aborts the process on a server it cannot
+// reach or whose protocol version differs; StartRpcServer(): serves this build's CPU backend (blocks).
+// A server lost once layers live on it makes ggml-rpc abort (RPC_STATUS_ASSERT): the abort callback
+// installed here says so and exits with RPC_LOST_EXIT_CODE instead of dumping core.
+#include "rpc.h"
+
+#include "ggml-backend.h"
+#include "ggml-rpc.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef _WIN32
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#endif
+
+namespace reposnap_addon {
+
+namespace {
+
+// ggml-rpc's wire format of the handshake (ggml/src/ggml-rpc/ggml-rpc.cpp: RPC_CMD_HELLO, always 14;
+// rpc_msg_hello_req/rsp, RPC_CONN_CAPS_SIZE = 24 in transport.h)
+constexpr uint8_t RPC_CMD_HELLO_ID = 14;
+constexpr size_t  RPC_CAPS_SIZE    = 24;
+struct hello_rsp {
+    uint8_t major, minor, patch, padding;
+    uint8_t caps[RPC_CAPS_SIZE];
+};
+static_assert(sizeof(hello_rsp) == 28, "ggml-rpc's rpc_msg_hello_rsp");
+
+constexpr int CONNECT_TIMEOUT_MS = 5000;
+constexpr int HELLO_TIMEOUT_MS   = 10000;
+
+std::mutex g_mutex;
+std::vector<std::string> g_endpoints; // every endpoint a model of this process was loaded on
+
+std::string proto_version(int major, int minor, int patch) {
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+std::string start_hint(const std::string & port) {
+    return "start it with `reposnap rpc-server --port " + port + "`";
+}
+
+[[noreturn]] void fail(const char * code, const std::string & msg) {
+    throw std::runtime_error(std::string("[rpc:") + code + "] " + msg);
+}
+
+#ifndef _WIN32
+// waits until fd is ready for `events` or timeout_ms passes; false on timeout
+bool wait_fd(int fd, short events, int timeout_ms) {
+    pollfd p = { fd, events, 0 };
+    int r;
+    do {
+        r = poll(&p, 1, timeout_ms);
+    } while (r < 0 && errno == EINTR);
+    return r > 0;
+}
+
+// reads exactly n bytes; 0 done, 1 timeout, 2 closed or failed
+int read_all(int fd, void * buf, size_t n, int timeout_ms) {
+    auto * p = static_cast<uint8_t *>(buf);
+    while (n > 0) {
+        if (!wait_fd(fd, POLLIN, timeout_ms)) {
+            return 1;
+        }
+        ssize_t r = recv(fd, p, n, 0);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+            continue;
+        }
+        if (r <= 0) {
+            return 2;
+        }
+        p += r;
+        n -= (size_t) r;
+    }
+    return 0;
+}
+
+bool write_all(int fd, const void * buf, size_t n) {
+    auto * p = static_cast<const uint8_t *>(buf);
+    while (n > 0) {
+        if (!wait_fd(fd, POLLOUT, HELLO_TIMEOUT_MS)) {
+            return false;
+        }
+        ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+        if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+            continue;
+        }
+        if (r <= 0) {
+            return false;
+        }
+        p += r;
+        n -= (size_t) r;
+    }
+    return true;
+}
+
+// ggml-rpc's handshake with one server, then a clean close (the server serves the next client)
+void probe(const std::string & endpoint, const std::string & host, const std::string & port) {
+    addrinfo hints = {};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo * res = nullptr;
+    const int gai = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+    if (gai != 0 || !res) {
+        fail("unreachable", "cannot reach RPC server " + endpoint + ": unknown host '" + host + "' (" + gai_strerror(gai) + ")");
+    }
+    int fd = -1;
+    std::string why = "connection refused";
+    for (addrinfo * a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            why = strerror(errno);
+            continue;
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        int r = connect(fd, a->ai_addr, a->ai_addrlen);
+        if (r < 0 && errno == EINPROGRESS) {
+            if (!wait_fd(fd, POLLOUT, CONNECT_TIMEOUT_MS)) {
+                why = "no answer within " + std::to_string(CONNECT_TIMEOUT_MS / 1000) + " s (a firewall, or the wrong host)";
+                close(fd);
+                fd = -1;
+                continue;
+            }
+            int err = 0;
+            socklen_t len = sizeof(err);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            r = err ? -1 : 0;
+            errno = err;
+        }
+        if (r < 0) {
+            why = errno == ECONNREFUSED ? "connection refused" : strerror(errno);
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        fail("unreachable", "cannot reach RPC server " + endpoint + ": " + why + " — " + start_hint(port));
+    }
+    uint8_t req[1 + 8 + RPC_CAPS_SIZE] = {};
+    req[0] = RPC_CMD_HELLO_ID;
+    const uint64_t req_size = RPC_CAPS_SIZE;
+    memcpy(req + 1, &req_size, 8);
+    uint64_t rsp_size = 0;
+    hello_rsp rsp = {};
+    int r = write_all(fd, req, sizeof(req)) ? read_all(fd, &rsp_size, 8, HELLO_TIMEOUT_MS) : 2;
+    if (r == 0 && rsp_size == sizeof(rsp)) {
+        r = read_all(fd, &rsp, sizeof(rsp), HELLO_TIMEOUT_MS);
+    }
+    close(fd);
+    const std::string ours = proto_version(RPC_PROTO_MAJOR_VERSION, RPC_PROTO_MINOR_VERSION, RPC_PROTO_PATCH_VERSION);
+    const std::string same_build = "start the server from this same RepoSnap build (`reposnap rpc-server --port " + port + "`) so that the versions match";
+    if (r == 1) {
+        fail("busy", "RPC server " + endpoint + " accepted the connection but did not answer llama.cpp's RPC handshake within " +
+                     std::to_string(HELLO_TIMEOUT_MS / 1000) + " s: a server serves one client at a time, so another engine (a VS Code window, a `reposnap ask`) is probably using it; "
+                     "stop that one or start another server");
+    }
+    if (r == 2 || rsp_size != sizeof(rsp)) {
+        fail("version", "RPC server " + endpoint + " closed llama.cpp's RPC handshake (protocol " + ours +
+                        " here): it is not a llama.cpp RPC server or speaks another protocol version; " + same_build);
+    }
+    // ggml-rpc's own check (negotiate_hello): the same major version, a server minor version not newer
+    if (rsp.major != RPC_PROTO_MAJOR_VERSION || rsp.minor > RPC_PROTO_MINOR_VERSION) {
+        fail("version", "RPC server " + endpoint + " speaks llama.cpp RPC protocol " + proto_version(rsp.major, rsp.minor, rsp.patch) +
+                        ", this engine " + ours + " (llama.cpp requires the same major version and a server minor version not newer): " + same_build);
+    }
+}
+#else
+void probe(const std::string &, const std::string &, const std::string &) {
+    // Windows: no pre-check (ggml-rpc aborts on an unreachable server)
+}
+#endif
+
+void on_abort(const char * message) {
+    const bool rpc = strstr(message, "RPC server") || strstr(message, "Failed to connect to") || strstr(message, "RPC handshake failed");
+    if (!rpc) {
+        // ggml's default: the message, then abort()
+        fprintf(stderr, "%s\n", message);
+        fflush(stderr);
+        return;
+    }
+    std::string list;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        for (const auto & e : g_endpoints) {
+            list += (list.empty() ? "" : ", ") + e;
+        }
+    }
+    fprintf(stderr,
+            "error: [rpc:lost] lost the connection to an RPC server (%s) in the middle of an answer: the server stopped or the "
+            "network failed; the answer stops and this engine process exits (code %d), the next question reconnects. "
+            "Start the server again with `reposnap rpc-server`. (llama.cpp: %s)\n",
+            list.c_str(), RPC_LOST_EXIT_CODE, message);
+    fflush(stderr);
+    _Exit(RPC_LOST_EXIT_CODE);
+}
+
+} // namespace
+
+bool split_endpoint(const std::string & endpoint, std::string & host, std::string & port) {
+    const size_t colon = endpoint.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 >= endpoint.size() || endpoint.size() - colon - 1 > 5) {
+        return false;
+    }
+    host = endpoint.substr(0, colon);
+    port = endpoint.substr(colon + 1);
+    for (char c : port) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    const long p = strtol(port.c_str(), nullptr, 10);
+    return p >= 1 && p <= 65535 && host.find(':') == std::string::npos;
+}
+
+std::vector<ggml_backend_dev_t> rpc_devices(const std::vector<std::string> & endpoints) {
+    std::vector<ggml_backend_dev_t> devs;
+    for (const auto & e : endpoints) {
+        std::string host, port;
+        if (!split_endpoint(e, host, port)) {
+            fail("endpoint", "'" + e + "' is not an RPC server endpoint: write host:port, e.g. 127.0.0.1:50052");
+        }
+        probe(e, host, port);
+    }
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        for (const auto & e : endpoints) {
+            bool known = false;
+            for (const auto & k : g_endpoints) {
+                known = known || k == e;
+            }
+            if (!known) {
+                g_endpoints.push_back(e);
+            }
+        }
+    }
+    ggml_set_abort_callback(on_abort);
+    for (const auto & e : endpoints) {
+        // connects (ggml-rpc keeps one connection per endpoint while a buffer or backend uses it)
+        ggml_backend_reg_t reg = ggml_backend_rpc_add_server(e.c_str());
+        if (!reg) {
+            fail("unreachable", "RPC server " + e + " has no devices");
+        }
+        // not ggml_backend_register: a registered server would be one of the devices that every later
+        // model of this process (one loaded without rpcServers) spreads its layers over
+        for (size_t i = 0; i < ggml_backend_reg_dev_count(reg); ++i) {
+            devs.push_back(ggml_backend_reg_dev_get(reg, i));
+        }
+    }
+    return devs;
+}
+
+Napi::Value StartRpcServer(const Napi::CallbackInfo & info) {
+    auto env = info.Env();
+    backend_init();
+    Napi::Object o = info.Length() > 0 && info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(env);
+    const std::string host = opt<std::string>(o, "host", "127.0.0.1");
+    const int32_t port = opt<int32_t>(o, "port", 50052);
+    const int32_t threads = opt<int32_t>(o, "threads", 0);
+    const std::string cache_dir = opt<std::string>(o, "cacheDir", "");
+    std::string h, p;
+    const std::string endpoint = host + ":" + std::to_string(port);
+    if (!split_endpoint(endpoint, h, p)) {
+        throw Napi::TypeError::New(env, "startRpcServer: host must be a host name or IPv4 address and port 1-65535 (got '" + endpoint + "')");
+    }
+    ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (!cpu) {
+        throw Napi::Error::New(env, "startRpcServer: this engine has no CPU device");
+    }
+    // returns only when it could not start (it serves clients, one at a time, until the process ends)
+    ggml_backend_rpc_start_server(endpoint.c_str(), cache_dir.empty() ? nullptr : cache_dir.c_str(),
+                                  (size_t) (threads > 0 ? threads : 1), 1, &cpu);
+    throw Napi::Error::New(env, "the RPC server could not listen on " + endpoint + " (the port is in use, or the address is not one of this machine's)");
+}
+
+} // namespace reposnap_addon
