@@ -5,12 +5,24 @@ import fs from 'node:fs';
 import { readModelMetadata, type ModelMetadata } from '../models/metadata';
 import { ModelLoadError } from './errors';
 import { loadAddon, type NativeModel, type NativeModelInfo } from './native';
+import { parseRpcServers, rpcErrorFromNative } from './rpc';
 
 /** Options of {@link loadModel}. */
 export interface LoadModelOptions {
-  /** Layers to offload to the GPU (0 = CPU only; a large number = all). Default 0. */
+  /**
+   * Layers to offload to the GPU, or with `rpcServers` to the RPC servers (0 = CPU only; a large
+   * number = all). Default 0, or all layers with `rpcServers`.
+   */
   gpuLayers?: number;
+  /**
+   * llama.cpp RPC servers ("host:port", `reposnap rpc-server`) that the offloaded layers are spread
+   * over, in proportion to each server's free memory (src/engine/rpc.ts). Empty: this process's devices.
+   */
+  rpcServers?: readonly string[];
 }
+
+/** `gpuLayers` that puts every layer of any model on the RPC servers (llama.cpp caps it at the layer count + 1). */
+export const ALL_LAYERS = 999;
 
 /** A chat message for the model's chat template. */
 export interface ChatMessage {
@@ -25,7 +37,8 @@ const GGUF_MAGIC = Buffer.from('GGUF', 'ascii');
  * Loads a GGUF model with llama.cpp (`llama_model_load_from_file`), on a worker thread, after
  * checking its header ({@link readModelMetadata}: values llama.cpp would abort the process on).
  * @throws ModelLoadError when the file is missing, not a GGUF, its metadata is impossible, or
- *   llama.cpp cannot load it.
+ *   llama.cpp cannot load it; RpcError when an RPC server is malformed, unreachable, busy or of
+ *   another protocol version.
  */
 export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<EngineModel> {
   let fd: number;
@@ -43,15 +56,18 @@ export async function loadModel(file: string, options: LoadModelOptions = {}): P
   } finally {
     fs.closeSync(fd);
   }
+  const rpcServers = parseRpcServers(options.rpcServers ?? []);
+  const gpuLayers = options.gpuLayers ?? (rpcServers.length > 0 ? ALL_LAYERS : 0);
   const meta = await readModelMetadata(file);
   const addon = loadAddon();
   let native: NativeModel;
   try {
-    native = await addon.loadModel(file, { gpuLayers: options.gpuLayers ?? 0 });
+    native = await addon.loadModel(file, { gpuLayers, ...(rpcServers.length > 0 ? { rpcServers } : {}) });
   } catch (e) {
-    throw new ModelLoadError((e as Error).message);
+    const message = (e as Error).message;
+    throw rpcErrorFromNative(message) ?? new ModelLoadError(message);
   }
-  return new EngineModel(file, native, meta, options.gpuLayers ?? 0);
+  return new EngineModel(file, native, meta, gpuLayers, rpcServers);
 }
 
 /** A loaded model. Dispose it when done (sessions keep it alive while they exist). */
@@ -64,8 +80,10 @@ export class EngineModel {
     readonly native: NativeModel,
     /** The GGUF header's hyperparameters (head sizes for memory estimates). */
     readonly meta: ModelMetadata,
-    /** Layers offloaded to a GPU (0: the KV cache lives in host memory). */
+    /** Layers offloaded to a GPU or the RPC servers (0: the KV cache lives in host memory). */
     readonly gpuLayers = 0,
+    /** The llama.cpp RPC servers ("host:port") the offloaded layers live on; empty: this process's devices. */
+    readonly rpcServers: readonly string[] = [],
   ) {
     this.info = native.info();
   }

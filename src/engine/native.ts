@@ -175,7 +175,21 @@ export interface NativeSession {
 
 /** The addon's exports. */
 export interface NativeAddon {
-  loadModel(path: string, opts: { gpuLayers?: number }): Promise<NativeModel>;
+  /**
+   * `llama_model_load_from_file`. `rpcServers` ("host:port"): the model's devices are these llama.cpp
+   * RPC servers' (`llama_model_params.devices`), `gpuLayers` of its layers go to them; rejects with
+   * `[rpc:<code>] …` when one cannot be used (src/engine/rpc.ts).
+   */
+  loadModel(path: string, opts: { gpuLayers?: number; rpcServers?: string[] }): Promise<NativeModel>;
+  /**
+   * `ggml_backend_rpc_start_server` with this build's CPU device: serves on the calling thread and
+   * never returns while serving; throws when it cannot listen. Missing from an engine built before issue 18.
+   */
+  startRpcServer(opts: { host: string; port: number; threads?: number; cacheDir?: string }): void;
+  /** llama.cpp's RPC protocol version of this build ("6.0.0"). */
+  rpcProtocol: string;
+  /** Exit code of a process that lost an RPC server (src/engine/rpc.ts RPC_LOST_EXIT_CODE). */
+  rpcLostExitCode: number;
   Session: new (model: NativeModel, opts: NativeSessionOptions) => NativeSession;
   systemInfo(): string;
   /** `enum llama_snapkv_status` by name (frozen). */
