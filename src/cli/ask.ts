@@ -14,7 +14,7 @@ import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
-import { intOption, numberOption, repoOption, retrievalShareOption, UsageError } from './usage';
+import { intOption, numberOption, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
 
@@ -41,7 +41,8 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --threads-batch <n>     prefill threads
   --flash-attention on|off|auto   (default auto)
   --kv-type f16|f32|q8_0|…        KV cache type (default f16)
-  --gpu-layers <n>        layers offloaded to a GPU build (default 0)
+  --gpu-layers <n>        layers offloaded to a GPU build, or with --rpc to the RPC servers (default 0; with --rpc all)
+  --rpc <host:port,…>     spread the model's layers over llama.cpp RPC servers ('reposnap rpc-server'; README, "RPC servers")
   --max-file-bytes <n>    skip files larger than this (default 262144)
   --include <glob>        pack only matching files (gitignore syntax; repeatable)
   --exclude <glob>        leave matching files out (gitignore syntax; repeatable; '!dist/' re-includes a default exclude)
@@ -91,6 +92,7 @@ export async function runAsk(args: string[]): Promise<number> {
         'flash-attention': { type: 'string' },
         'kv-type': { type: 'string' },
         'gpu-layers': { type: 'string' },
+        rpc: { type: 'string' },
         'max-file-bytes': { type: 'string' },
         include: { type: 'string', multiple: true },
         exclude: { type: 'string', multiple: true },
@@ -174,7 +176,9 @@ export async function runAsk(args: string[]): Promise<number> {
     if (e instanceof ModelResolveError) throw new UsageError(e.message);
     throw e;
   }
-  const model = await loadModel(modelPath, { gpuLayers: intOption('gpu-layers', o['gpu-layers'], 0, 0) });
+  const rpcServers = rpcOption(o.rpc);
+  const gpuLayers = o['gpu-layers'] === undefined && rpcServers.length > 0 ? undefined : intOption('gpu-layers', o['gpu-layers'], 0, 0);
+  const model = await loadModel(modelPath, { gpuLayers, rpcServers });
   let stats: AskStats;
   try {
     stats = await askRepository(

@@ -14,6 +14,7 @@ export const ERROR_CODES: Record<string, string> = {
   ContextSizeError: 'context_size',
   QuestionTooLongError: 'question_too_long',
   SnapRefusedError: 'snap_refused',
+  RpcError: 'rpc',
   StateFileError: 'state_file',
   PatternError: 'invalid_pattern',
   AbortError: 'cancelled',

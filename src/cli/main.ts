@@ -7,6 +7,7 @@ import { runAsk } from './ask';
 import { runCache, runStats } from './cache';
 import { formatError } from './errors';
 import { runPack } from './pack';
+import { runRpcServer } from './rpc-server';
 import { UsageError } from './usage';
 
 const HELP = `usage: reposnap <command> [options]
@@ -17,6 +18,7 @@ commands:
   stats              the repository's cache: entries, hits, tokens reused, last questions (--json)
   cache clear        empty the repository's cache
   pack               list what would be packed: each file's tokens or why it was left out
+  rpc-server         serve this engine's CPU to other machines' 'reposnap ask --rpc' (llama.cpp RPC)
 
 run 'reposnap ask --help' for the options of a command.
 `;
@@ -32,6 +34,8 @@ async function main(argv: string[]): Promise<number> {
       return runCache(rest);
     case 'pack':
       return runPack(rest);
+    case 'rpc-server':
+      return runRpcServer(rest);
     case undefined:
     case '-h':
     case '--help':

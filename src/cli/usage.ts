@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseRpcServers } from '../engine/rpc';
 
 /** A command-line usage error: printed as one line, exit code 2. */
 export class UsageError extends Error {
@@ -63,4 +64,18 @@ export function repoOption(value: string | undefined): string {
   }
   if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
   return repo;
+}
+
+/**
+ * Parses `--rpc host:port[,host:port…]`: llama.cpp RPC servers for the model's layers.
+ * @returns the endpoints in order ([] when the flag is absent).
+ * @throws UsageError naming the first malformed or repeated endpoint.
+ */
+export function rpcOption(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  try {
+    return parseRpcServers(value.split(',').filter((e) => e.trim() !== ''));
+  } catch (e) {
+    throw new UsageError(`--rpc: ${(e as Error).message}`);
+  }
 }
