@@ -10,7 +10,7 @@ import type { KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask';
-import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, type SnapOptions } from '../config/snap-options';
+import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
@@ -29,6 +29,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --allocation ${BUDGET_ALLOCATIONS.join('|')}
                           how the budget is shared among layers and KV heads, same total (default ${SNAP_DEFAULTS.allocation};
                           adakv and pyramid hold up to ~2x the cells: see bench/results/allocation.json)
+  --prior ${SNAP_PRIORS.join('|')}      a prior over SnapKV's scores: code raises the tokens of definition signature
+                          lines and of identifiers the question names (default ${SNAP_DEFAULTS.prior})
+  --prior-bonus <b>       the code prior's bonus, in multiples of each head's mean score (default ${SNAP_DEFAULTS.priorBonus})
   --no-snap               answer with full attention (no compression)
   --context-size <n>      context size in tokens (default: the model's training context, at most 8192);
                           refused above the training context and above what the KV cache needs vs free memory
@@ -80,6 +83,8 @@ export async function runAsk(args: string[]): Promise<number> {
         kernel: { type: 'string' },
         pooling: { type: 'string' },
         allocation: { type: 'string' },
+        prior: { type: 'string' },
+        'prior-bonus': { type: 'string' },
         'no-snap': { type: 'boolean' },
         'context-size': { type: 'string' },
         'force-context-size': { type: 'boolean' },
@@ -245,10 +250,20 @@ export async function runAsk(args: string[]): Promise<number> {
 
 /**
  * The SnapKV options of `reposnap ask`'s flags: `--window`, `--budget`, `--kernel`, `--pooling`,
- * `--allocation`, `--no-snap`; a flag not given takes {@link SNAP_DEFAULTS}, ranges are {@link SNAP_LIMITS}.
+ * `--allocation`, `--prior`, `--prior-bonus`, `--no-snap`; a flag not given takes {@link SNAP_DEFAULTS},
+ * ranges are {@link SNAP_LIMITS}.
  * @throws UsageError naming the flag for a value out of range, an even kernel, or a budget below the window.
  */
-export function snapOptions(o: { window?: string; budget?: string; kernel?: string; pooling?: string; allocation?: string; 'no-snap'?: boolean }): SnapOptions {
+export function snapOptions(o: {
+  window?: string;
+  budget?: string;
+  kernel?: string;
+  pooling?: string;
+  allocation?: string;
+  prior?: string;
+  'prior-bonus'?: string;
+  'no-snap'?: boolean;
+}): SnapOptions {
   const pooling = o.pooling ?? SNAP_DEFAULTS.pooling;
   if (!(SNAP_POOLINGS as readonly string[]).includes(pooling)) throw new UsageError(`--pooling must be ${SNAP_POOLINGS.join(' or ')} (got '${pooling}')`);
   const allocation = o.allocation ?? SNAP_DEFAULTS.allocation;
@@ -261,6 +276,12 @@ export function snapOptions(o: { window?: string; budget?: string; kernel?: stri
   if (belowWindow) throw new UsageError(belowWindow);
   const kernel = intOption('kernel', o.kernel, SNAP_DEFAULTS.kernel, SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max);
   if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
+  const prior = o.prior ?? SNAP_DEFAULTS.prior;
+  if (!(SNAP_PRIORS as readonly string[]).includes(prior)) throw new UsageError(`--prior must be ${SNAP_PRIORS.join(' or ')} (got '${prior}')`);
+  const priorBonus = o['prior-bonus'] === undefined ? SNAP_DEFAULTS.priorBonus : o['prior-bonus'].trim() === '' ? NaN : Number(o['prior-bonus']);
+  if (!(Number.isFinite(priorBonus) && priorBonus >= SNAP_LIMITS.priorBonus.min && priorBonus <= SNAP_LIMITS.priorBonus.max)) {
+    throw new UsageError(`--prior-bonus must be a number from ${SNAP_LIMITS.priorBonus.min} to ${SNAP_LIMITS.priorBonus.max} (got '${o['prior-bonus']}')`);
+  }
   return {
     enabled: !o['no-snap'],
     window,
@@ -268,5 +289,7 @@ export function snapOptions(o: { window?: string; budget?: string; kernel?: stri
     kernel,
     pooling: pooling as SnapOptions['pooling'],
     allocation: allocation as SnapOptions['allocation'],
+    prior: prior as SnapOptions['prior'],
+    priorBonus,
   };
 }

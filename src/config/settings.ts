@@ -7,7 +7,7 @@
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
 import type { BudgetAllocation, KvCacheType } from '../engine/native';
-import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, type SnapPooling } from './snap-options';
+import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, type SnapPooling, type SnapPrior } from './snap-options';
 
 /** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
 export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
@@ -44,6 +44,10 @@ export interface ReposnapSettings {
   kernel: number;
   /** How the SnapKV budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total, more cells). */
   budgetAllocation: BudgetAllocation;
+  /** A prior over SnapKV's scores (`reposnap.prior`): none, or the code-aware prior (definitions and the question's identifiers). */
+  prior: SnapPrior;
+  /** The code prior's bonus β, in multiples of each head's mean score (`reposnap.priorBonus`). */
+  priorBonus: number;
   /** Context size [tokens]; 0 = the model's training context, at most 8192. */
   contextSize: number;
   /** Answer length limit [tokens]. */
@@ -87,6 +91,8 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   pooling: SNAP_DEFAULTS.pooling,
   kernel: SNAP_DEFAULTS.kernel,
   budgetAllocation: SNAP_DEFAULTS.allocation,
+  prior: SNAP_DEFAULTS.prior,
+  priorBonus: SNAP_DEFAULTS.priorBonus,
   contextSize: 0,
   maxTokens: 512,
   flashAttention: 'auto',
@@ -176,6 +182,15 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     }
     return v;
   };
+  const bonus = (key: keyof ReposnapSettings): number => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return DEFAULT_SETTINGS[key] as number;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < SNAP_LIMITS.priorBonus.min || v > SNAP_LIMITS.priorBonus.max) {
+      bad(key, `must be a number in [${SNAP_LIMITS.priorBonus.min}, ${SNAP_LIMITS.priorBonus.max}]`, v);
+      return DEFAULT_SETTINGS[key] as number;
+    }
+    return v;
+  };
   const globs = (key: keyof ReposnapSettings): string[] => {
     const v = source.get<unknown>(key);
     if (v === undefined || v === null) return [...(DEFAULT_SETTINGS[key] as string[])];
@@ -197,6 +212,8 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     pooling: oneOf<SnapPooling>('pooling', SNAP_POOLINGS),
     kernel: int('kernel', SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max, true),
     budgetAllocation: oneOf<BudgetAllocation>('budgetAllocation', BUDGET_ALLOCATIONS),
+    prior: oneOf<SnapPrior>('prior', SNAP_PRIORS),
+    priorBonus: bonus('priorBonus'),
     contextSize: int('contextSize', 0),
     maxTokens: int('maxTokens', 1),
     flashAttention: oneOf('flashAttention', ['auto', 'on', 'off']),

@@ -17,6 +17,16 @@ export const SNAP_POOLINGS: readonly SnapPooling[] = ['max', 'avg'];
 /** The budget allocations (see {@link BudgetAllocation}), in the order the settings and the CLI list them. */
 export const BUDGET_ALLOCATIONS: readonly BudgetAllocation[] = ['uniform', 'adakv', 'pyramid'];
 
+/**
+ * A prior over SnapKV's scores (issue 16, item 4): `'none'`, SnapKV alone; `'code'`, the
+ * code-aware prior (src/engine/policies/code-prior.ts: a bonus on the tokens of definition
+ * signature lines and of identifiers the question names).
+ */
+export type SnapPrior = 'none' | 'code';
+
+/** The priors, in the order the settings and the CLI list them. */
+export const SNAP_PRIORS: readonly SnapPrior[] = ['none', 'code'];
+
 /** SnapKV options of a question; `enabled: false` answers with full attention (the rest is then unused). */
 export interface SnapOptions {
   /** Compress the prompt's KV cache (false: full attention). */
@@ -31,9 +41,17 @@ export interface SnapOptions {
   pooling: SnapPooling;
   /** How the budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total). */
   allocation: BudgetAllocation;
+  /** A prior over the scores ({@link SnapPrior}). */
+  prior: SnapPrior;
+  /** The code prior's bonus β: multiples of each (layer, KV head)'s mean score added per flag a token carries. */
+  priorBonus: number;
 }
 
-/** The defaults: the SnapKV paper's and its reference implementation's (w 32, B 1024, kernel 7, max), uniform allocation. */
+/**
+ * The defaults: the SnapKV paper's and its reference implementation's (w 32, B 1024, kernel 7,
+ * max), uniform allocation, no prior (a new scorer becomes the default only if it answers better
+ * at equal memory on bench/repoqa: bench/results/repoqa-coder-prior.json), its bonus β 1 when chosen.
+ */
 export const SNAP_DEFAULTS: Readonly<SnapOptions> = Object.freeze({
   enabled: true,
   window: 32,
@@ -41,6 +59,8 @@ export const SNAP_DEFAULTS: Readonly<SnapOptions> = Object.freeze({
   kernel: 7,
   pooling: 'max',
   allocation: 'uniform',
+  prior: 'none',
+  priorBonus: 1,
 } satisfies SnapOptions);
 
 /** Inclusive ranges of the numeric options (the settings' `minimum`/`maximum` in package.json are these). */
@@ -51,6 +71,8 @@ export const SNAP_LIMITS = {
   budget: { min: 1, max: Number.MAX_SAFE_INTEGER },
   /** [tokens], odd */
   kernel: { min: 1, max: 255 },
+  /** [multiples of a head's mean score] */
+  priorBonus: { min: 0, max: 1000 },
 } as const;
 
 /**
@@ -65,7 +87,8 @@ export function budgetBelowWindow(budget: number, window: number, names: { budge
 const int = (l: { min: number; max: number }) => v.pipe(v.number(), v.integer(), v.minValue(l.min), v.maxValue(l.max));
 
 /**
- * The schema of {@link SnapOptions} (valibot): types, ranges, an odd kernel and B ≥ w. Missing
+ * The schema of {@link SnapOptions} (valibot): types, ranges, an odd kernel, a prior bonus in
+ * [0, 1000] and B ≥ w. Missing
  * fields take {@link SNAP_DEFAULTS}; fields it does not know are dropped.
  */
 export const SnapOptionsSchema = v.pipe(
@@ -76,6 +99,8 @@ export const SnapOptionsSchema = v.pipe(
     kernel: v.optional(v.pipe(int(SNAP_LIMITS.kernel), v.check((k) => k % 2 === 1, 'must be odd')), SNAP_DEFAULTS.kernel),
     pooling: v.optional(v.picklist(SNAP_POOLINGS as SnapPooling[]), SNAP_DEFAULTS.pooling),
     allocation: v.optional(v.picklist(BUDGET_ALLOCATIONS as BudgetAllocation[]), SNAP_DEFAULTS.allocation),
+    prior: v.optional(v.picklist(SNAP_PRIORS as SnapPrior[]), SNAP_DEFAULTS.prior),
+    priorBonus: v.optional(v.pipe(v.number(), v.finite(), v.minValue(SNAP_LIMITS.priorBonus.min), v.maxValue(SNAP_LIMITS.priorBonus.max)), SNAP_DEFAULTS.priorBonus),
   }),
   v.check((o) => budgetBelowWindow(o.budget, o.window) === undefined, (issue) => {
     const o = issue.input as { budget: number; window: number };

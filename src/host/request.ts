@@ -16,7 +16,7 @@ export interface AskTarget {
   repo: string;
   /** The question; '' with `prepareOnly`. */
   question: string;
-  /** The resolved model file (its `gpuLayers` is `reposnap.GPULayers`). */
+  /** The resolved model file (its `gpuLayers` is `reposnap.GPULayers`, its RPC servers `reposnap.rpcServers`). */
   modelPath: string;
   /** The folder's cache store folder; none: no caching. */
   cacheDir?: string;
@@ -35,14 +35,14 @@ export interface AskTarget {
 export function askParams(settings: ReposnapSettings, target: AskTarget): AskParams {
   const s = settings;
   const ranked = s.packing === 'ranked';
-  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.GPULayers };
+  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.GPULayers, ...(s.rpcServers.length > 0 ? { rpcServers: [...s.rpcServers] } : {}) };
   return {
     threadId: target.threadId,
     ...(target.forkFrom !== undefined ? { forkFrom: target.forkFrom } : {}),
     repo: target.repo,
     question: target.question,
     model,
-    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation },
+    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation, prior: s.prior, priorBonus: s.priorBonus },
     ...(s.contextSize > 0 ? { contextSize: s.contextSize } : {}),
     maxTokens: s.maxTokens,
     maxFileBytes: s.maxFileBytes,

@@ -426,13 +426,16 @@ async function prepareAndAnswer(
     },
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
   });
-  const prefix = concatTokens([layout.head, ...pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text))]);
+  const sectionToks = pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text));
+  const prefix = concatTokens([layout.head, ...sectionToks]);
   // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
   let retrieval: Int32Array = new Int32Array(0);
   let retrievedFiles: { path: string; tokens: number; offset: number }[] = [];
+  let retrievalText = '';
   if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
     const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, signal: req.signal });
     if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
+    retrievalText = retrieved.text;
     retrievedFiles = retrieved.spans;
   }
   const questionPart = concatTokens([retrieval, suffix]);
@@ -448,6 +451,8 @@ async function prepareAndAnswer(
     suffix: questionPart,
     questionTokens,
     retrieval: { tokens: retrieval.length, files: retrievedFiles },
+    retrievalText,
+    sectionTokens: sectionToks,
     pack,
     packMs,
     t0,

@@ -17,12 +17,12 @@ const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 
 type Prop = { default: unknown; minimum?: number; maximum?: number; enum?: unknown[] };
 const props = Object.assign({}, ...(manifest.contributes.configuration as { properties: Record<string, Prop> }[]).map((c) => c.properties)) as Record<string, Prop>;
 
-test('the defaults are the SnapKV paper\'s: w 32, B 1024, kernel 7, max pooling, uniform allocation, on', () => {
-  assert.deepEqual({ ...SNAP_DEFAULTS }, { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform' });
+test('the defaults are the SnapKV paper\'s: w 32, B 1024, kernel 7, max pooling, uniform allocation, on; no prior (bonus 1 when chosen)', () => {
+  assert.deepEqual({ ...SNAP_DEFAULTS }, { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform', prior: 'none', priorBonus: 1 });
 });
 
 test("package.json's SnapKV settings declare the schema's defaults and ranges", () => {
-  const keys = { snap: 'enabled', window: 'window', budget: 'budget', kernel: 'kernel', pooling: 'pooling', budgetAllocation: 'allocation' } as const;
+  const keys = { snap: 'enabled', window: 'window', budget: 'budget', kernel: 'kernel', pooling: 'pooling', budgetAllocation: 'allocation', prior: 'prior', priorBonus: 'priorBonus' } as const;
   for (const [setting, option] of Object.entries(keys)) {
     assert.deepEqual(props[`reposnap.${setting}`]!.default, SNAP_DEFAULTS[option], setting);
     assert.deepEqual(DEFAULT_SETTINGS[setting as keyof typeof keys], SNAP_DEFAULTS[option], setting);
@@ -32,6 +32,8 @@ test("package.json's SnapKV settings declare the schema's defaults and ranges", 
   assert.equal(props['reposnap.budget']!.minimum, SNAP_LIMITS.budget.min);
   assert.deepEqual(props['reposnap.pooling']!.enum, ['max', 'avg']);
   assert.deepEqual(props['reposnap.budgetAllocation']!.enum, ['uniform', 'adakv', 'pyramid']);
+  assert.deepEqual(props['reposnap.prior']!.enum, ['none', 'code']);
+  assert.deepEqual([props['reposnap.priorBonus']!.minimum, props['reposnap.priorBonus']!.maximum], [SNAP_LIMITS.priorBonus.min, SNAP_LIMITS.priorBonus.max]);
 });
 
 test('the schema fills missing fields with the defaults and names each bad field', () => {
@@ -40,6 +42,9 @@ test('the schema fills missing fields with the defaults and names each bad field
   assert.throws(() => parseSnapOptions({ kernel: 4 }), (e: Error) => e instanceof SnapOptionsError && /kernel: must be odd/.test(e.message));
   assert.throws(() => parseSnapOptions({ window: 4097 }), /window: /);
   assert.throws(() => parseSnapOptions({ pooling: 'median' }), /pooling: /);
+  assert.deepEqual(parseSnapOptions({ prior: 'code', priorBonus: 2.5 }), { ...SNAP_DEFAULTS, prior: 'code', priorBonus: 2.5 });
+  assert.throws(() => parseSnapOptions({ prior: 'names' }), /prior: /);
+  assert.throws(() => parseSnapOptions({ priorBonus: -1 }), /priorBonus: /);
   assert.throws(() => parseSnapOptions({ budget: 16, window: 64 }), { name: 'SnapOptionsError', message: 'invalid SnapKV options: budget (16) must be at least window (64)' });
 });
 
@@ -51,14 +56,19 @@ test('a budget below the window: one message, named by the settings and by the C
 
 test("the CLI's flags: defaults when absent, each value parsed, --no-snap", () => {
   assert.deepEqual(snapOptions({}), SNAP_DEFAULTS);
-  assert.deepEqual(snapOptions({ window: '16', budget: '64', kernel: '5', pooling: 'avg', allocation: 'adakv', 'no-snap': true }), {
+  assert.deepEqual(snapOptions({ window: '16', budget: '64', kernel: '5', pooling: 'avg', allocation: 'adakv', prior: 'code', 'prior-bonus': '4', 'no-snap': true }), {
     enabled: false,
     window: 16,
     budget: 64,
     kernel: 5,
     pooling: 'avg',
     allocation: 'adakv',
+    prior: 'code',
+    priorBonus: 4,
   });
+  assert.throws(() => snapOptions({ prior: 'names' }), { message: "--prior must be none or code (got 'names')" });
+  assert.throws(() => snapOptions({ 'prior-bonus': '-1' }), { message: "--prior-bonus must be a number from 0 to 1000 (got '-1')" });
+  assert.deepEqual(readSettings({ get: <T>(k: string) => ({ prior: 'code', priorBonus: 3 })[k] as T | undefined }).settings, { ...DEFAULT_SETTINGS, prior: 'code', priorBonus: 3 });
   assert.throws(() => snapOptions({ kernel: '4' }), { message: '--kernel must be odd (got 4)' });
   assert.throws(() => snapOptions({ allocation: 'even' }), { message: "--allocation must be uniform, adakv or pyramid (got 'even')" });
   assert.throws(() => snapOptions({ pooling: 'sum' }), { message: "--pooling must be max or avg (got 'sum')" });

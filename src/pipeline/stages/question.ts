@@ -27,6 +27,10 @@ export interface Question {
   questionTokens: Int32Array;
   /** The retrieval section at the start of `suffix`: its tokens, and each quoted chunk's file and tokens (context report). */
   retrieval: NonNullable<ContextReportInput['retrieval']>;
+  /** The retrieval section's text ('' when none): the code prior maps its tokens back to it. */
+  retrievalText: string;
+  /** Each of `pack.sections`' tokens, as tokenized alone (`prefix` is the head followed by these). */
+  sectionTokens: Int32Array[];
   pack: PackResult;
   /** Packing time, from the start of the question [ms]. */
   packMs: number;
