@@ -145,13 +145,13 @@ export class EngineHost {
 
   /** The model of a request: the loaded one when it matches, else loads it (disposing the old one). */
   private async loadModel(spec: ModelSpec, emit: (e: WireAskEvent) => void): Promise<EngineModel> {
-    const key = `${spec.path}\0${spec.gpuLayers}`;
+    const key = `${spec.path}\0${spec.gpuLayers}\0${(spec.rpcServers ?? []).join(',')}`;
     if (this.model?.key === key) return this.model.model;
     this.model?.model.dispose();
     this.model = undefined;
     emit({ kind: 'model', state: 'loading', path: spec.path });
     const t0 = performance.now();
-    const model = await loadModel(spec.path, { gpuLayers: spec.gpuLayers });
+    const model = await loadModel(spec.path, { gpuLayers: spec.gpuLayers, rpcServers: spec.rpcServers ?? [] });
     this.model = { key, model };
     emit({ kind: 'model', state: 'loaded', path: spec.path, ms: performance.now() - t0 });
     return model;

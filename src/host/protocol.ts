@@ -17,8 +17,10 @@ import type { AskEvent, AskRequest, AskStats } from '../pipeline/ask';
 /** The model of a request: a resolved local GGUF file (URIs are resolved before sending). */
 export interface ModelSpec {
   path: string;
-  /** Layers to offload (ignored by the CPU engine). */
+  /** Layers to offload (ignored by the CPU engine without `rpcServers`). */
   gpuLayers: number;
+  /** llama.cpp RPC servers ("host:port") the offloaded layers go to (`reposnap.rpcServers`); absent or empty: none. */
+  rpcServers?: string[];
 }
 
 /**
@@ -126,6 +128,7 @@ export function parseToHost(x: unknown): ToHost | undefined {
       if (!isStr(x.id) || !isObj(p)) return undefined;
       if (!isStr(p.threadId) || !isStr(p.repo) || !isStr(p.question) || !isObj(p.model) || !isObj(p.session) || !isObj(p.pack)) return undefined;
       if (!isStr(p.model.path) || !isNum(p.model.gpuLayers)) return undefined;
+      if (p.model.rpcServers !== undefined && !(Array.isArray(p.model.rpcServers) && p.model.rpcServers.every(isStr))) return undefined;
       if (!v.is(SnapOptionsSchema, p.snap) || !isNum(p.maxTokens) || !isNum(p.maxFileBytes) || !isNum(p.retrievalShare) || !isStr(p.followUp)) return undefined;
       if (p.contextSize !== undefined && !isNum(p.contextSize)) return undefined;
       if (p.cacheDir !== undefined && !isStr(p.cacheDir)) return undefined;
