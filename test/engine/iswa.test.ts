@@ -12,6 +12,8 @@
  *   session) and differ from the unmasked cache's;
  * - a compacted iSWA session saves and reloads (llama.cpp's state API writes the base cache, with
  *   its mask section, then the sliding-window cache) and decodes identically;
+ * - a saved state's sliding-window cache holds the last n_swa positions only (llama.cpp's
+ *   state_write skips SWA-masked cells), so a restored state cut inside lacks window keys;
  * - the stats give B for the global layers and the sliding layers' window separately, and the KV
  *   bytes before and after exactly (bytes per cell recomputed from the shape); the context estimate
  *   (memory.ts) matches what llama.cpp allocates (swa_full: the sliding layers hold the context too).
@@ -211,5 +213,31 @@ test("gemma3 iSWA: the context estimate is exact (llama.cpp's default swa_full: 
     assert.equal(est.kv, st.kvSize * st.bytesPerCell + st.swaKvSize * st.swaBytesPerCell);
   } finally {
     s.dispose();
+  }
+});
+
+test("gemma3 iSWA: a saved state holds the sliding layers' last n_swa positions only, so it cannot be cut inside (the pipeline restores prefixes whole)", async () => {
+  const s = open('off');
+  const t = open('off');
+  try {
+    await s.prefill(prompt);
+    assert.equal(s.stats().swaCells, SHAPE.slidingWindow);
+    const snap = await s.snapshot();
+    // cut in place: the sliding cache (swa_full) still holds the masked cells, the window is whole again
+    const cut = L - 10;
+    s.truncate(cut);
+    assert.equal(s.stats().swaCells, SHAPE.slidingWindow);
+    // restored, then cut: llama.cpp's state_write skipped the cells masked at L - 1, so only the
+    // positions L - n_swa … cut - 1 are left of the window of position cut - 1
+    await t.restore(snap);
+    assert.deepEqual([t.stats().cells, t.stats().swaCells], [L, SHAPE.slidingWindow]);
+    t.truncate(cut);
+    assert.deepEqual([t.stats().cells, t.stats().swaCells], [cut, cut - (L - SHAPE.slidingWindow)]);
+    const d = maxAbsDiff(await continueWith(t), await continueWith(s));
+    console.log(`# restored and cut at L - 10 vs cut in place: max |Δlogit| ${d.toExponential(2)}`);
+    assert.ok(d > 1e-2, `the missing window keys change the logits (max |Δlogit| ${d})`);
+  } finally {
+    s.dispose();
+    t.dispose();
   }
 });

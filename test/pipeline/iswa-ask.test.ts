@@ -159,3 +159,35 @@ test("iSWA cache store: a thread's compressed cache saved and restored continues
   assert.equal(second.stats.kvBytesAfter, cells * bytesPerCell(N_GLOBAL) + SHAPE.slidingWindow * bytesPerCell(N_SWA_LAYERS));
   assert.equal(store.threadIndex('th')!.turns.length, 2);
 });
+
+test('iSWA cache store: a prefix that matches only in part is prefilled again (its saved sliding window cannot be cut), giving the positions and the answer of a cold run', async () => {
+  const repo2 = path.join(dir, 'repo-partial');
+  fs.cpSync(repo, repo2, { recursive: true });
+  const store = CacheStore.open(path.join(dir, 'store-partial'), { limits: { maxRamBytes: 0 }, onWarning: (m) => assert.fail(`unexpected cache warning: ${m}`) });
+  // a question shorter than the window: even the full hit cuts the restored prefix at L - w
+  for (const question of ['Which part adds 14?', 'Why?']) {
+    const first = await ask({ repo: repo2, question, store });
+    assert.ok(first.stats.cache === 'miss' || first.stats.cache === 'hit');
+    const again = await ask({ repo: repo2, question, store });
+    assert.equal(again.stats.cache, 'hit');
+    const cold = await ask({ repo: repo2, question });
+    assert.deepEqual(again.kept, cold.kept, `${question}: hit keeps a cold run's positions`);
+    assert.equal(again.text, cold.text);
+  }
+  // the packed files' last lines change (same length): the cached prefix matches up to a checkpoint before the first change
+  for (const f of ['part0.ts', 'part1.ts']) {
+    const file = path.join(repo2, 'src', f);
+    const text = fs.readFileSync(file, 'utf8');
+    const at = text.lastIndexOf(';');
+    fs.writeFileSync(file, `${text.slice(0, at - 1)}9${text.slice(at)}`);
+  }
+  const partial = await ask({ repo: repo2, question: 'Which part adds 14?', store });
+  // llama.cpp saves the sliding layers' cache with its last n_swa positions only: a prefix cut
+  // inside would lack the window of the positions after the cut, so the pipeline prefills it
+  assert.equal(partial.stats.cache, 'miss');
+  assert.equal(partial.stats.reusedTokens, 0);
+  const cold = await ask({ repo: repo2, question: 'Which part adds 14?' });
+  assert.deepEqual([partial.stats.L, partial.stats.B, partial.stats.swaCells, partial.stats.kvBytesAfter], [cold.stats.L, cold.stats.B, cold.stats.swaCells, cold.stats.kvBytesAfter]);
+  assert.deepEqual(partial.kept, cold.kept, 'partial: the same kept positions as cold');
+  assert.equal(partial.text, cold.text, 'partial: the same answer as cold');
+});
