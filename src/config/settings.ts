@@ -7,6 +7,7 @@
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
 import type { BudgetAllocation, KvCacheType } from '../engine/native';
+import { parseRpcServers } from '../engine/rpc';
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, type SnapPooling, type SnapPrior } from './snap-options';
 
 /** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
@@ -77,6 +78,11 @@ export interface ReposnapSettings {
   retrievalShare: number;
   /** Show an "Explain" CodeLens above functions, methods and classes. */
   codeLens: boolean;
+  /**
+   * llama.cpp RPC servers ("host:port", `reposnap rpc-server`) the model's `GPULayers` layers are
+   * spread over (src/engine/rpc.ts); empty: this machine's devices.
+   */
+  rpcServers: string[];
 }
 
 /** Defaults: SnapKV's ({@link SNAP_DEFAULTS}, from the paper: README, "How it works"), the packer's, and the engine's. */
@@ -104,6 +110,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   packing: 'smallest-first',
   retrievalShare: 0.15,
   codeLens: true,
+  rpcServers: [],
 } satisfies ReposnapSettings);
 
 /** The keys of {@link ReposnapSettings}, in declaration order. */
@@ -200,6 +207,20 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     }
     return (v as string[]).map((g) => g.trim()).filter((g) => g.length > 0);
   };
+  const endpoints = (key: keyof ReposnapSettings): string[] => {
+    const v = source.get<unknown>(key);
+    if (v === undefined || v === null) return [...(DEFAULT_SETTINGS[key] as string[])];
+    if (!Array.isArray(v) || v.some((e) => typeof e !== 'string')) {
+      bad(key, 'must be a list of "host:port" strings', v);
+      return [...(DEFAULT_SETTINGS[key] as string[])];
+    }
+    try {
+      return parseRpcServers((v as string[]).filter((e) => e.trim() !== ''));
+    } catch (e) {
+      bad(key, (e as Error).message, v);
+      return [...(DEFAULT_SETTINGS[key] as string[])];
+    }
+  };
 
   const settings: ReposnapSettings = {
     model: str('model'),
@@ -225,6 +246,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     packing: oneOf('packing', ['smallest-first', 'ranked']),
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
+    rpcServers: endpoints('rpcServers'),
   };
   const belowWindow = budgetBelowWindow(settings.budget, settings.window, { budget: 'reposnap.budget', window: 'reposnap.window' });
   if (belowWindow) {
@@ -254,4 +276,4 @@ export function withFilesExclude(settings: ReposnapSettings, filesExclude: unkno
 export const ENGINE_RESTART_KEYS: readonly (keyof ReposnapSettings)[] = ['GPU'];
 
 /** Settings whose change means the model must be resolved (and maybe downloaded) again. */
-export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'GPULayers'];
+export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'GPULayers', 'rpcServers'];
