@@ -1,0 +1,126 @@
+/**
+ * What one question asks and what it answers (moved out of pipeline/ask.ts, behaviour unchanged):
+ * the request of {@link askRepository}, its progress events and its stats. Types only.
+ */
+import type { CacheOutcome, CacheStore } from '../cache/store';
+import type { FollowUpMode } from '../config/settings';
+import type { SnapOptions } from '../config/snap-options';
+import type { PackOptions, PackResult } from '../context/pack';
+import type { EngineModel } from '../engine/model';
+import type { EngineSession, SessionOptions } from '../engine/session';
+import type { ContextReport } from './context-report';
+import type { OptionNames } from './context-size';
+import type { askRepository } from './ask';
+
+/** Inputs of {@link askRepository}. */
+export interface AskRequest {
+  repo: string;
+  question: string;
+  model: EngineModel;
+  snap: SnapOptions;
+  /** Context size [tokens]; default min(model's training context, 8192). See {@link checkContextSize}. */
+  contextSize?: number;
+  /** Allow a context size above the model's training context (answers degrade past it). Default false. */
+  forceContextSize?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  seed?: number;
+  session?: Omit<SessionOptions, 'contextSize' | 'snapWindow'>;
+  /** Per-file size cap [bytes]. */
+  maxFileBytes?: number;
+  /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */
+  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'recentFiles' | 'rankedShares' | 'tagsCache'>;
+  /**
+   * With `pack.packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
+   * retrieval section (the BM25-best chunks of files not in full, after the cached prefix and
+   * before the thread; `retrieveChunks`). Default 0 (none).
+   */
+  retrievalShare?: number;
+  /** The workspace's cache; without it every question starts cold. */
+  store?: CacheStore;
+  /** Thread the question belongs to (its earlier turns are in the store). */
+  threadId?: string;
+  /**
+   * A thread whose turns a new thread starts from (an explanation continued in chat): used while
+   * `threadId` has no turns of its own yet; the first answer saves them under `threadId`.
+   */
+  forkFrom?: string;
+  /** Called after SnapKV compacted the cache, before decoding (tests and benchmarks read the kept positions). */
+  afterSnap?: (session: EngineSession) => void;
+  /** How error messages name options; default {@link CLI_OPTION_NAMES}. */
+  optionNames?: OptionNames;
+  /** Default 'resnap'. */
+  followUp?: FollowUpMode;
+  /**
+   * Only bring the cached repository prefix up to date (restore, prefill what changed, save):
+   * no question, no answer. The file watcher calls this so that the next question is a hit.
+   */
+  prepareOnly?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Progress events, in order. */
+export type AskEvent =
+  | { kind: 'pack'; phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number }
+  | { kind: 'packed'; pack: PackResult; promptTokens: number }
+  | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
+  | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
+  | { kind: 'snap'; L: number; B: number; ms: number; compacted: boolean }
+  | { kind: 'notice'; message: string }
+  | { kind: 'token'; text: string };
+
+/** Measurements of one answered question (the CLI's stats line). */
+export interface AskStats {
+  /** Prompt tokens (repository prefix + thread + question). */
+  L: number;
+  /** Tokens of the repository prefix (head + packed files), the part the cache store keeps uncompressed. */
+  prefixTokens: number;
+  /**
+   * Cells kept per layer and KV head after SnapKV (L with full attention); for an interleaved
+   * sliding-window model (Gemma 2/3, Cohere 2, gpt-oss) the global layers', the ones SnapKV compacts.
+   */
+  B: number;
+  /**
+   * Interleaved sliding-window models only (issue 17; absent for others): cells the sliding-window
+   * layers hold for the sequence after SnapKV, never compacted: the positions the window does not
+   * mask at the last one, min(L, n_swa) (`SessionStats.swaCells`, llama.cpp's iSWA cache).
+   */
+  swaCells?: number;
+  /** Interleaved sliding-window models only: the sliding-window layers' window n_swa [tokens] (the model's `nSwa`). */
+  swaWindow?: number;
+  ratio: number;
+  files: number;
+  skipped: number;
+  /** Earlier turns of the thread left out of the prompt (oldest first) so that the repository keeps its share. */
+  droppedTurns: number;
+  packMs: number;
+  /** How the cache served the question. */
+  cache: CacheOutcome;
+  /** Tokens restored from the cache instead of prefilled. */
+  reusedTokens: number;
+  /** Tokens prefilled for this question. */
+  prefilledTokens: number;
+  /** Restoring the cached state [ms]. */
+  restoreMs: number;
+  prefillMs: number;
+  prefillTokS: number;
+  snapMs: number;
+  /** Time to first token from the start of the question [ms]. */
+  ttftMs: number;
+  decodeTokens: number;
+  decodeMs: number;
+  decodeTokS: number;
+  nKvBefore: number;
+  nKvAfter: number;
+  /** K and V bytes of the sequence before and after SnapKV, exact; an iSWA model's sliding-window layers included. */
+  kvBytesBefore: number;
+  kvBytesAfter: number;
+  snap: boolean;
+  stopReason: string;
+  /**
+   * What the model read and what SnapKV kept of it: every file with its status, tokens and kept
+   * share, and a summary (see context-report.ts). Absent for a prepare-only request.
+   */
+  context?: ContextReport;
+}
