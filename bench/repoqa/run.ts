@@ -22,6 +22,9 @@
  *   --report-only      write the report from the JSONL, measure nothing
  *   --full-only        full attention only, no policy or budget (the pilot that measures which
  *                      kinds the model answers)
+ *   --prior LIST       compare RepoSnap's SnapKV with SnapKV under the code-aware prior
+ *                      (src/engine/policies/code-prior.ts) at these bonus multiples, e.g. 1,4:
+ *                      the main policies are then these alone (no baselines), at equal budgets
  *
  * Models: `npm run models` (SmolLM2-135M-Instruct Q4_1; Qwen2.5-Coder-1.5B-Instruct Q4_K_M with
  * `-- --model coder`). Repositories: `npm pack` into bench/.repoqa (packages.ts).
@@ -42,6 +45,8 @@ import { agrees, answerComplete, isCorrect, scoringContext } from './scoring';
 import { readJsonlRecords, startJsonl } from './jsonl';
 import { writeReport } from './report';
 import { SNAP_DEFAULTS } from '../../src/config/snap-options';
+import { CodePriorScorer, ScoredPolicy, SnapKvScorer, UniformAllocator } from '../../src/engine/policies';
+import { codePriorFlags, priorTagsCache, questionIdentifiers, sectionDefinitionLines, type PromptRun } from '../../src/pipeline/code-prior';
 
 /**
  * The benchmark's models: short key → scripts/models.json id, the repositories it runs, the
@@ -70,6 +75,30 @@ export const MODELS: Record<string, { id: string; packages: readonly string[]; k
 /** The main policies: RepoSnap's default SnapKV and the two baselines. */
 export function mainPolicies(): EvictionPolicy[] {
   return [new SnapKvPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling }), new StreamingLlmPolicy({ sinks: 4 }), new RandomPolicy({ window: 32, seed: 1 })];
+}
+
+/**
+ * RepoSnap's SnapKV under the code-aware prior at bonus β, for one prompt: `flags` per position
+ * (src/pipeline/code-prior.ts); the uniform allocation, as the product's default.
+ */
+export function codePriorPolicy(bonus: number, flags: Uint8Array = new Uint8Array(0)): EvictionPolicy {
+  const snapkv = new SnapKvScorer({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
+  return new ScoredPolicy(new CodePriorScorer(snapkv, { flags, bonus }), new UniformAllocator());
+}
+
+/**
+ * A packed repository's file sections as prompt runs after the template's head (the prefix of
+ * repository.ts: head │ files), each with its definition lines (tree-sitter tags).
+ */
+export async function fileRuns(model: EngineModel, headTokens: number, files: readonly { path: string; text: string }[]): Promise<PromptRun[]> {
+  const runs: PromptRun[] = [];
+  let start = headTokens;
+  for (const f of files) {
+    const tokens = model.tokenize(f.text);
+    runs.push({ start, tokens, text: f.text, definitionLines: await sectionDefinitionLines({ kind: 'file', path: f.path, text: f.text }, priorTagsCache()) });
+    start += tokens.length;
+  }
+  return runs;
 }
 
 /** One branch as recorded in the JSONL. */
@@ -198,6 +227,7 @@ async function main(): Promise<void> {
       limit: { type: 'string' },
       'full-only': { type: 'boolean' },
       'report-only': { type: 'boolean' },
+      prior: { type: 'string' },
     },
   });
   const key = values.model ?? 'smollm2';
@@ -226,7 +256,9 @@ async function main(): Promise<void> {
   startJsonl(jsonl, config);
   log(`${spec.id}: ${records.length} questions already in ${path.relative(root, jsonl)}`);
 
-  const main = fullOnly ? [] : mainPolicies();
+  const bonuses = values.prior ? values.prior.split(',').map(Number) : [];
+  if (bonuses.some((b) => !(b >= 0 && Number.isFinite(b)))) throw new Error('--prior: bonus multiples ≥ 0');
+  const main = fullOnly ? [] : bonuses.length > 0 ? [mainPolicies()[0]!, ...bonuses.map((b) => codePriorPolicy(b))] : mainPolicies();
   const grid = fullOnly ? [] : snapKvGrid().filter((p) => p.id !== DEFAULT_SNAP_ID);
   const repos: { pkg: RepoPackage; questions: Question[] }[] = [];
   const prepared = new Map<string, Awaited<ReturnType<typeof repositoryPrompt>>>();
@@ -264,12 +296,19 @@ async function main(): Promise<void> {
       const entry = { repo: packageId(pkg), tokens: ps.tokens, prefillMs: ps.prefillMs, loadMs: ps.prefilled ? undefined : ps.loadMs };
       if (known) Object.assign(known, entry);
       else prefixTimes.push(entry);
+      const runs = bonuses.length > 0 ? await fileRuns(model, rp.layout.head.length, rp.pack.files) : [];
       log(`${packageId(pkg)}: prefix ${ps.tokens} tokens ${ps.prefilled ? `prefilled in ${(ps.prefillMs / 1000).toFixed(1)} s` : `loaded in ${ps.loadMs.toFixed(0)} ms`}`);
       for (const q of todo) {
         if (fresh >= limit) break;
         const inGrid = gridIds.has(q.id);
-        const policies = inGrid ? [...main, ...grid] : main;
         const prompt = new Int32Array([...rp.prefix, ...questionTokens(model, rp.layout, q.question)]);
+        let policies = inGrid ? [...main, ...grid] : main;
+        if (bonuses.length > 0) {
+          const prior = codePriorFlags(prompt.length, runs, questionIdentifiers(q.question), (t) => model.tokenBytes(t));
+          const ids = new Set(bonuses.map((b) => codePriorPolicy(b).id));
+          policies = [...policies.filter((p) => !ids.has(p.id)), ...bonuses.map((b) => codePriorPolicy(b, prior.flags))];
+          log(`${q.id}: prior flags ${prior.definitionTokens} definition, ${prior.identifierTokens} identifier tokens${prior.unmappedRuns ? `, ${prior.unmappedRuns} runs unmapped` : ''}`);
+        }
         if (prompt.length + answerTokens > rp.contextSize) throw new Error(`${q.id}: ${prompt.length} prompt tokens + ${answerTokens} do not fit ${rp.contextSize}`);
         const ctx = scoringContext(q, rp.files);
         const m = await measureQuestion(model, session, ps.snapshot, prompt, policies, { fractions, answerTokens, keepAll: fresh === 0, complete: (text) => answerComplete(text, ctx) });
