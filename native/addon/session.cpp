@@ -117,6 +117,9 @@ Napi::Value Session::Decode(const Napi::CallbackInfo & info) {
                 throw std::runtime_error(ret == 1 ? "the KV cache is full (the prompt does not fit the context)"
                                                   : "llama_decode failed with code " + std::to_string(ret));
             }
+            // an asynchronous backend (RPC, CUDA) may still be computing: wait here, on the worker,
+            // so that the promise resolves when the batch is done (prefill timings, no JS-thread wait)
+            llama_synchronize(c);
             return none{};
         },
         resolve_undefined);
