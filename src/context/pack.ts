@@ -273,6 +273,9 @@ export async function packRepository(root: string, options: PackOptions): Promis
   if (!(shares.tree >= 0 && shares.tree <= 1 && shares.full >= 0 && shares.full <= 1)) {
     throw new RangeError(`rankedShares.tree and rankedShares.full must be in [0, 1], got ${String(shares.tree)} and ${String(shares.full)}`);
   }
+  if (!(shares.smallest >= 0 && shares.smallest <= shares.full)) {
+    throw new RangeError(`rankedShares.smallest must be in [0, rankedShares.full = ${String(shares.full)}], got ${String(shares.smallest)}`);
+  }
   throwIfAborted(signal);
 
   const walked = await walkRepository(root, {

@@ -20,10 +20,18 @@ export interface RankedShares {
   tree?: number;
   /** Most of the budget the tree and the files in full may take together, in [0, 1]. Default 0.6. */
   full?: number;
+  /**
+   * The part of `full`, in [0, `full`], kept for files chosen smallest first (as the smallest-first
+   * packing keeps them) after the files chosen by rank: those take the tree and files up to
+   * `full − smallest` of the budget, then the smallest remaining files fill up to `full`. Small
+   * files cost few tokens each, and questions are often about them (the inside subset of
+   * bench/repoqa/large). Default 0: every file in full is chosen by rank.
+   */
+  smallest?: number;
 }
 
 /** Default `RankedShares`. */
-export const DEFAULT_RANKED_SHARES: Required<RankedShares> = { tree: 0.1, full: 0.6 };
+export const DEFAULT_RANKED_SHARES: Required<RankedShares> = { tree: 0.1, full: 0.6, smallest: 0 };
 
 /** A section of the packed prompt, in prompt order (`PackResult.sections`). */
 export interface PackSection {
@@ -116,9 +124,11 @@ const YIELD_EVERY_MS = 10;
  *    when not one compacted line fits the share either, the compacted tree may take twice the
  *    share (capped by `shares.full`): at a small context the tree is the only sign of most files.
  * 4. Files in full by rank (formatted, tokenized, and secret-scanned when they fit), while the
- *    tree and the files stay within `shares.full` of the budget; a file that does not fit is
- *    skipped and the next tried, and one whose text is so long that even half the lowest
- *    tokens-per-character rate seen so far exceeds the room left is skipped without tokenizing.
+ *    tree and the files stay within `shares.full − shares.smallest` of the budget; a file that
+ *    does not fit is skipped and the next tried, and one whose text is so long that even half the
+ *    lowest tokens-per-character rate seen so far exceeds the room left is skipped without
+ *    tokenizing. Then, when `shares.smallest` > 0, the other files smallest first (smallest-first's
+ *    keep order) the same way, while the tree and the files stay within `shares.full`.
  * 5. Repository map of the other parsed files (their definitions with line numbers and
  *    signatures), by rank, within what is left of the budget; the blocks the fit chooses are
  *    secret-scanned, and one holding a secret is left out as `'secret'` and the map fitted again
@@ -261,13 +271,27 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   };
   const inFull = new Set<number>();
   const fullBudget = Math.floor(tokenBudget * input.shares.full);
+  const rankedBudget = Math.floor(tokenBudget * (input.shares.full - input.shares.smallest));
   for (const i of order) {
     await maybeYield();
     throwIfAborted(signal);
-    if (fullBudget - used <= 0) break;
-    if (await tryFull(i, fullBudget - used)) {
+    if (rankedBudget - used <= 0) break;
+    if (await tryFull(i, rankedBudget - used)) {
       inFull.add(i);
       used += full[full.length - 1]!.tokens;
+    }
+  }
+  if (input.shares.smallest > 0) {
+    const bySize = texts.map((_, i) => i).sort((a, b) => compareKeep(texts[a]!.file, texts[b]!.file));
+    for (const i of bySize) {
+      await maybeYield();
+      throwIfAborted(signal);
+      if (fullBudget - used <= 0) break;
+      if (inFull.has(i)) continue;
+      if (await tryFull(i, fullBudget - used)) {
+        inFull.add(i);
+        used += full[full.length - 1]!.tokens;
+      }
     }
   }
 

@@ -181,6 +181,55 @@ test('a small file with a secret that would fit in full is left out as a secret'
   assert.equal(r.files.length, 6, 'every other file in full');
 });
 
+/**
+ * A hub every `useN` file calls, `main` calling every `useN` (so they outrank the `kN` constants,
+ * which nothing references), and four tiny `kN` files. Section tokens (quarterChars): hub 89,
+ * useN 33, kN 10, main 118; the tree 20.
+ */
+function smallFilesRepo(): Record<string, string> {
+  const files: Record<string, string> = {
+    'src/hub.ts': `export function hubTotal(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n${'// hub notes, long enough to cost tokens\n'.repeat(6)}`,
+    'src/main.ts': `${Array.from({ length: 8 }, (_, i) => `import { useTotal${i} } from './use${i}';`).join('\n')}\nexport function main(): number {\n  return ${Array.from({ length: 8 }, (_, i) => `useTotal${i}(${i})`).join(' + ')};\n}\n`,
+  };
+  for (let i = 0; i < 8; i++) files[`src/use${i}.ts`] = `import { hubTotal } from './hub';\nexport function useTotal${i}(n: number): number {\n  return hubTotal([n, ${i}]);\n}\n`;
+  for (let i = 0; i < 4; i++) files[`src/k${i}.ts`] = `export const K${i} = ${i};\n`;
+  return files;
+}
+
+test('rankedShares.smallest: files by rank within full − smallest, then the smallest files up to full; budgets exact, prefix question-independent', async (t) => {
+  const root = await makeRepo(t, smallFilesRepo());
+  const tagsCache = new TagsCache({ parser });
+  const tokensOf = (r: Awaited<ReturnType<typeof ranked>>, kind: string) => r.sections.filter((s) => s.kind === kind).reduce((n, s) => n + s.tokens, 0);
+  // by hand at 300 tokens, smallest 0.2: by rank within floor(300 · 0.4) = 120: tree 20 + hub 89 = 109,
+  // no useN (33) fits the 11 left, k0 (10) does: 119; then smallest first within floor(300 · 0.6) = 180:
+  // k1, k2, k3 (10 each): 149, and use0 (33, the next smallest) would make 182
+  const r = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0.2 } });
+  assert.deepEqual(r.files.map((f) => f.path), ['src/hub.ts', 'src/k0.ts', 'src/k1.ts', 'src/k2.ts', 'src/k3.ts']);
+  assert.equal(tokensOf(r, 'tree'), 20);
+  assert.equal(tokensOf(r, 'file'), 89 + 4 * 10);
+  assert.ok(r.mapped.some((m) => m.path === 'src/use0.ts'), 'the useN files are in the map');
+  assert.ok(r.totalTokens <= 300);
+  for (const s of r.sections) assert.equal(s.tokens, quarterChars(s.text));
+  // without the share (the default, 0) the same budget keeps useN files by rank and not k1..k3
+  const plain = await ranked(root, { tokenBudget: 300, tagsCache });
+  assert.ok(plain.files.some((f) => f.path === 'src/use0.ts'));
+  assert.ok(!plain.files.some((f) => ['src/k1.ts', 'src/k2.ts', 'src/k3.ts'].includes(f.path)));
+  const explicitZero = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0 } });
+  assert.deepEqual(explicitZero.sections, plain.sections);
+  // the prefix does not depend on anything but the repository and the options: same bytes twice
+  const again = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0.2 } });
+  assert.equal(again.sections.map((s) => s.text).join(''), r.sections.map((s) => s.text).join(''));
+  // every budget holds exactly
+  for (let budget = 0; budget <= 700; budget += 7) {
+    const b = await ranked(root, { tokenBudget: budget, tagsCache, rankedShares: { smallest: 0.3 } });
+    assert.ok(b.totalTokens <= budget, `budget ${budget}: ${b.totalTokens}`);
+    assert.equal(b.totalTokens, b.sections.reduce((n, s) => n + s.tokens, 0));
+    for (const s of b.sections) assert.equal(s.tokens, quarterChars(s.text));
+  }
+  await assert.rejects(ranked(root, { rankedShares: { full: 0.5, smallest: 0.6 } }), /rankedShares\.smallest/);
+  await assert.rejects(ranked(root, { rankedShares: { smallest: -0.1 } }), /rankedShares\.smallest/);
+});
+
 test('bad ranked options are refused', async (t) => {
   const root = await makeRepo(t, repo());
   await assert.rejects(ranked(root, { rankedShares: { tree: 2 } }), /rankedShares/);
