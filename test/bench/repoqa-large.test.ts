@@ -11,8 +11,8 @@ import { after, before, test } from 'node:test';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { concatTokens } from '../../src/prompt/prompt';
-import { askOptions, LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount } from '../../bench/repoqa/large/prompt';
-import { buildLargeReport, checkTarget, completeRecords, countSkipped, isSkipped, subsetOf, summarize, type SkippedRecord } from '../../bench/repoqa/large/report';
+import { ALL_PACKINGS, askOptions, LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount } from '../../bench/repoqa/large/prompt';
+import { buildLargeReport, checkTarget, completeRecords, countSkipped, isSkipped, subsetOf, summarize, summarizeExtra, type SkippedRecord } from '../../bench/repoqa/large/report';
 import { interleave, readLargeRecords } from '../../bench/repoqa/large/run';
 import { isCorrect, scoringContext } from '../../bench/repoqa/scoring';
 import { checkTinyModel } from '../helpers/models';
@@ -62,6 +62,43 @@ test('summary rows on a hand-built run: complete questions only, first record of
   const outsideOnly = summarize(records.filter((r) => r.subset === 'outside'));
   assert.deepEqual(outsideOnly.map((r) => `${r.packing}:${r.subset}`), ['smallest-first:outside', 'ranked+map:outside', 'ranked+map+retrieval:outside']);
   assert.deepEqual(checkTarget(outsideOnly)[1], { subset: 'inside', gain: null, required: 0, met: false });
+});
+
+test('a fourth packing is compared on the questions answered with all four, apart from summary', () => {
+  type R = { id: string; packing: (typeof ALL_PACKINGS)[number]; subset: 'outside' | 'inside'; correct: boolean };
+  const three = (id: string, subset: R['subset'], sf: boolean, rm: boolean, rmr: boolean): R[] => [
+    { id, subset, packing: 'smallest-first', correct: sf },
+    { id, subset, packing: 'ranked+map', correct: rm },
+    { id, subset, packing: 'ranked+map+retrieval', correct: rmr },
+  ];
+  const small = (id: string, subset: R['subset'], correct: boolean): R => ({ id, subset, packing: 'ranked+small+map+retrieval', correct });
+  const records: R[] = [
+    ...three('q1', 'inside', true, false, false),
+    small('q1', 'inside', true),
+    ...three('q2', 'inside', true, true, false),
+    small('q2', 'inside', false),
+    // answered with the three only: in summary, not in the paired rows
+    ...three('q3', 'inside', false, false, true),
+    ...three('q4', 'outside', false, true, true),
+    small('q4', 'outside', true),
+    // answered with the fourth only: in neither
+    small('q5', 'outside', false),
+  ];
+  // by hand: inside q1, q2 — sf 2/2, rm 1/2, rmr 0/2, small 1/2; outside q4 — 0, 1, 1, 1
+  assert.deepEqual(summarizeExtra(records, 'ranked+small+map+retrieval'), [
+    { packing: 'smallest-first', subset: 'outside', n: 1, accuracy: 0 },
+    { packing: 'ranked+map', subset: 'outside', n: 1, accuracy: 1 },
+    { packing: 'ranked+map+retrieval', subset: 'outside', n: 1, accuracy: 1 },
+    { packing: 'ranked+small+map+retrieval', subset: 'outside', n: 1, accuracy: 1 },
+    { packing: 'smallest-first', subset: 'inside', n: 2, accuracy: 1 },
+    { packing: 'ranked+map', subset: 'inside', n: 2, accuracy: 0.5 },
+    { packing: 'ranked+map+retrieval', subset: 'inside', n: 2, accuracy: 0 },
+    { packing: 'ranked+small+map+retrieval', subset: 'inside', n: 2, accuracy: 0.5 },
+  ]);
+  // summary stays the issue's three packings over q1–q4 (inside sf 2/3, rmr 1/3)
+  const summary = summarize(records);
+  assert.deepEqual(summary.map((r) => r.packing), ['smallest-first', 'smallest-first', 'ranked+map', 'ranked+map', 'ranked+map+retrieval', 'ranked+map+retrieval']);
+  assert.deepEqual(summary.find((r) => r.packing === 'ranked+map+retrieval' && r.subset === 'inside'), { packing: 'ranked+map+retrieval', subset: 'inside', n: 3, accuracy: 1 / 3 });
 });
 
 test('round-robin order and the JSONL reader', () => {
@@ -142,15 +179,15 @@ test('the prompt of each packing is what askRepository prefills', async () => {
   const include = ['/src/'];
   const question = 'What does use39 return? Answer with the value only.';
   const seen = new Set<string>();
-  for (const packing of LARGE_PACKINGS) {
+  for (const packing of ALL_PACKINGS) {
     const pp = await packedPrompt(model, repo, include, packing, contextSize, answerTokens);
     const part = await questionPart(model, pp, question);
     assert.equal(questionTokenCount(model, pp, question), part.questionTokens);
     const prompt = concatTokens([pp.prefix, part.tokens]);
-    const { packing: mode, retrievalShare } = askOptions(packing);
+    const { packing: mode, retrievalShare, rankedShares } = askOptions(packing);
     let productTokens: number[] = [];
     await askRepository(
-      { repo, model, question, snap: DEFAULT_SNAP, contextSize, maxTokens: answerTokens, session: { threads: 2 }, pack: { include, order: 'path', packing: mode }, retrievalShare, afterSnap: (s) => (productTokens = [...s.tokens]) },
+      { repo, model, question, snap: DEFAULT_SNAP, contextSize, maxTokens: answerTokens, session: { threads: 2 }, pack: { include, order: 'path', packing: mode, ...(rankedShares !== undefined ? { rankedShares } : {}) }, retrievalShare, afterSnap: (s) => (productTokens = [...s.tokens]) },
       () => {},
     );
     assert.deepEqual(productTokens, [...prompt], `${packing}: askRepository prefills the benchmark's prompt`);
@@ -164,7 +201,7 @@ test('the prompt of each packing is what askRepository prefills', async () => {
       assert.ok(pp.sections.tree > 0 && pp.sections.map > 0, `${packing}: tree and map`);
       assert.ok(!pp.full.includes('src/use39.js'), 'use39.js is not in full');
     }
-    if (packing === 'ranked+map+retrieval') {
+    if (packing === 'ranked+map+retrieval' || packing === 'ranked+small+map+retrieval') {
       assert.equal(pp.retrievalRoom, Math.floor(contextSize * 0.15));
       assert.ok(part.retrievalTokens > 0 && part.retrievalTokens <= pp.retrievalRoom);
       assert.equal(part.retrieved[0], 'src/use39.js#use39', 'BM25 finds the function asked about first');
@@ -173,7 +210,7 @@ test('the prompt of each packing is what askRepository prefills', async () => {
       assert.deepEqual(part.retrieved, []);
     }
   }
-  assert.equal(seen.size, 3, 'the three packings give three different prompts');
+  assert.equal(seen.size, 4, 'the four packings give four different prompts');
 });
 
 test('the scorer reads a retrieval-style line range and an underscore parameter', () => {

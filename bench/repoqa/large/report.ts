@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Question, QuestionKind } from '../questions';
-import { LARGE_PACKINGS, type LargePacking, type SectionTokens } from './prompt';
+import { ALL_PACKINGS, EXTRA_PACKINGS, LARGE_PACKINGS, type LargePacking, type SectionTokens } from './prompt';
 
 /** `inside`: the question's file is packed in full by smallest-first; `outside`: it is not. */
 export type Subset = 'outside' | 'inside';
@@ -172,13 +172,42 @@ export function checkTarget(summary: readonly SummaryRow[]): TargetCheck[] {
   });
 }
 
-/** Accuracy by a grouping key, per packing (only complete questions). */
+/**
+ * `extra`: for a packing besides the issue's three (`EXTRA_PACKINGS`), each subset's rows
+ * `{packing, subset, n, accuracy}` for all four packings over the questions answered with all four
+ * (a paired comparison: the same questions in every row; the first record of a duplicate counts).
+ * No rows for a subset without such a question.
+ */
+export function summarizeExtra(records: readonly Pick<LargeRecord, 'id' | 'packing' | 'subset' | 'correct'>[], extra: LargePacking): SummaryRow[] {
+  const packings = [...LARGE_PACKINGS, extra];
+  const seen = new Map<string, Set<string>>();
+  for (const r of records) seen.set(r.id, (seen.get(r.id) ?? new Set()).add(r.packing));
+  const paired = records.filter((r) => packings.every((p) => seen.get(r.id)!.has(p)));
+  const rows: SummaryRow[] = [];
+  for (const subset of SUBSETS) {
+    for (const packing of packings) {
+      const counted = new Set<string>();
+      let n = 0;
+      let correct = 0;
+      for (const r of paired) {
+        if (r.packing !== packing || r.subset !== subset || counted.has(r.id)) continue;
+        counted.add(r.id);
+        n++;
+        if (r.correct) correct++;
+      }
+      if (n > 0) rows.push({ packing, subset, n, accuracy: correct / n });
+    }
+  }
+  return rows;
+}
+
+/** Accuracy by a grouping key, per packing (only complete questions; every packing they were answered with). */
 export function accuracyBy(records: readonly LargeRecord[], key: (r: LargeRecord) => string): { group: string; packing: LargePacking; n: number; accuracy: number }[] {
   const complete = completeRecords(records);
   const groups = [...new Set(complete.map(key))].sort();
   const out: { group: string; packing: LargePacking; n: number; accuracy: number }[] = [];
   for (const group of groups) {
-    for (const packing of LARGE_PACKINGS) {
+    for (const packing of ALL_PACKINGS) {
       const rs = complete.filter((r) => r.packing === packing && key(r) === group);
       if (rs.length > 0) out.push({ group, packing, n: rs.length, accuracy: rs.filter((r) => r.correct).length / rs.length });
     }
@@ -229,6 +258,8 @@ export interface LargeReportInput {
   repos: readonly RepoInfo[];
   /** Questions skipped (not asked with some packing), by {@link countSkipped}; none when absent. */
   skipped?: readonly SkippedRecord[];
+  /** Per extra packing: fields written with its `extra` rows (what it is, how it was run). */
+  extraNotes?: Partial<Record<LargePacking, Record<string, unknown>>>;
   /** Extra fields written as they are (e.g. what was not run, and why). */
   notes: Record<string, unknown>;
 }
@@ -236,7 +267,8 @@ export interface LargeReportInput {
 const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /**
- * The report: `summary` (see {@link summarize}), the target, the skipped questions per repository
+ * The report: `summary` (see {@link summarize}), the target, `extra` (see {@link summarizeExtra}: a
+ * packing besides the issue's three, on the questions it answered), the skipped questions per repository
  * ({@link countSkipped}), accuracy by kind, repository and where the subject's file was, time to first token per packing, tokens per section per repository,
  * and every record.
  *
@@ -247,7 +279,7 @@ const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, 
 export function buildLargeReport(records: readonly LargeRecord[], input: LargeReportInput) {
   const summary = summarize(records);
   const complete = completeRecords(records);
-  const ttft = LARGE_PACKINGS.map((packing) => {
+  const ttft = ALL_PACKINGS.filter((p) => LARGE_PACKINGS.includes(p) || complete.some((r) => r.packing === p)).map((packing) => {
     const rs = complete.filter((r) => r.packing === packing);
     const prefill = (r: LargeRecord) => input.repos.find((x) => x.repo === r.repo)?.packings[packing]?.prefillMs ?? NaN;
     return {
@@ -271,6 +303,7 @@ export function buildLargeReport(records: readonly LargeRecord[], input: LargeRe
     kinds: input.kinds,
     summary,
     target: checkTarget(summary),
+    extra: EXTRA_PACKINGS.filter((p) => records.some((r) => r.packing === p)).map((packing) => ({ packing, rows: summarizeExtra(records, packing), ...input.extraNotes?.[packing] })),
     questions: new Set(complete.map((r) => r.id)).size,
     skipped: countSkipped(input.skipped ?? [], input.repos.map((r) => r.repo)),
     byKind: accuracyBy(records, (r) => `${r.subset}:${r.kind}`),

@@ -18,6 +18,9 @@
  *   --limit N             stop after N new questions (each with every packing)
  *   --report-only         write the report from the JSONL, answer nothing
  *   --sequential          every question of a package before the next package (default: round-robin)
+ *   --packings LIST       the packings to answer with (default the issue's three; `ranked+small+map+retrieval`
+ *                         is the fourth, reported in `extra` on the questions it answered). Every packing
+ *                         is packed (the report's tokens per section) whichever are answered.
  *
  * Questions go round-robin over the packages (question i of each package, then i + 1), and within
  * a package alternate outside/inside, so a cut run stays balanced; `--sequential` (for a slow
@@ -43,7 +46,7 @@ import { readJsonlRecords, startJsonl } from '../jsonl';
 import { MODELS, selectQuestions } from '../run';
 import { answerComplete, isCorrect, scoringContext } from '../scoring';
 import { findLargePackage, LARGE_PACKAGES } from './packages';
-import { LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount, type LargePacking, type PackedPrompt } from './prompt';
+import { ALL_PACKINGS, EXTRA_PACKINGS, LARGE_PACKINGS, packedPrompt, SMALL_FILES_SHARE, questionPart, questionSkipReason, questionTokenCount, type LargePacking, type PackedPrompt } from './prompt';
 import { isSkipped, subsetOf, writeLargeReport, type LargeRecord, type RepoInfo, type RunRecord, type SkippedRecord, type Subset } from './report';
 
 /** The settings that make JSONL records comparable (a rerun with others is refused). */
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
       limit: { type: 'string' },
       'report-only': { type: 'boolean' },
       sequential: { type: 'boolean' },
+      packings: { type: 'string' },
     },
   });
   const key = 'coder';
@@ -108,6 +112,11 @@ async function main(): Promise<void> {
   const jsonl = path.resolve(values.jsonl ?? path.join(root, 'bench', '.repoqa', 'runs', `large-${key}.jsonl`));
   const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', `repoqa-large-${key}.json`));
   const config: LargeRunConfig = { model: spec.id, contextSize, answerTokens };
+  const answerWith = (values.packings ? values.packings.split(',') : LARGE_PACKINGS).map((p) => {
+    const known = ALL_PACKINGS.find((q) => q === p);
+    if (!known) throw new Error(`unknown packing ${p}: one of ${ALL_PACKINGS.join(', ')}`);
+    return known;
+  });
 
   const modelFile = checkRealModel(spec.id);
   const model = await loadModel(modelFile);
@@ -126,7 +135,7 @@ async function main(): Promise<void> {
     const all = await packRepository(dir, { include: pkg.include, order: 'path', tokenBudget: Infinity, countTokens: (t) => model.tokenize(t).length });
     const files = all.files.map((f) => f.path);
     const prompts = {} as Record<LargePacking, PackedPrompt>;
-    for (const p of LARGE_PACKINGS) prompts[p] = await packedPrompt(model, dir, pkg.include, p, contextSize, answerTokens);
+    for (const p of ALL_PACKINGS) prompts[p] = await packedPrompt(model, dir, pkg.include, p, contextSize, answerTokens);
     const inSf = new Set(prompts['smallest-first'].full);
     const generated = (await generateQuestions(dir, files, id)).filter((q) => kinds.includes(q.kind));
     const outside = generated.filter((q) => subsetOf(q, inSf) === 'outside');
@@ -143,7 +152,7 @@ async function main(): Promise<void> {
       selected: { outside: selOut.length, inside: selIn.length },
       packings: {},
     };
-    for (const p of LARGE_PACKINGS) {
+    for (const p of ALL_PACKINGS) {
       const pp = prompts[p];
       const meta = readPrefixMeta(pp.prefix, stateKey, repoKey(pkg, p));
       info.packings[p] = {
@@ -159,7 +168,7 @@ async function main(): Promise<void> {
     prepared.push({ pkg, info, files, prompts, questions: interleave(selOut, selIn), states: {} });
     log(
       `${id}: ${files.length} files, ${all.totalTokens} tokens (${info.timesContext.toFixed(1)}× ${contextSize}); ` +
-        LARGE_PACKINGS.map((p) => `${p} ${prompts[p].prefix.length} (tree ${prompts[p].sections.tree}, files ${prompts[p].sections.files} in ${prompts[p].full.length}, map ${prompts[p].sections.map} of ${prompts[p].mapped.length})`).join('; ') +
+        ALL_PACKINGS.map((p) => `${p} ${prompts[p].prefix.length} (tree ${prompts[p].sections.tree}, files ${prompts[p].sections.files} in ${prompts[p].full.length}, map ${prompts[p].sections.map} of ${prompts[p].mapped.length})`).join('; ') +
         `; questions outside ${outside.length} → ${selOut.length}, inside ${inside.length} → ${selIn.length}`,
     );
   }
@@ -172,7 +181,7 @@ async function main(): Promise<void> {
     {
       for (const { r, q } of order) {
         if (fresh >= limit) break;
-        const todo = LARGE_PACKINGS.filter((p) => !done.has(`${q.id}|${p}`));
+        const todo = answerWith.filter((p) => !done.has(`${q.id}|${p}`));
         if (todo.length === 0) continue;
         const marks: string[] = [];
         for (const p of todo) {
@@ -240,6 +249,12 @@ async function main(): Promise<void> {
     inRun,
     {
       skipped: records.filter(isSkipped).filter((r) => selected.has(r.id)),
+      extraNotes: {
+        'ranked+small+map+retrieval': {
+          what: `ranked+map+retrieval with rankedShares.smallest ${SMALL_FILES_SHARE}: files in full by rank within ${(0.6 - SMALL_FILES_SHARE).toFixed(1)} of the files' budget (with the tree), then the smallest files up to 0.6 (src/context/ranked.ts); measured after the issue's three packings, on the questions it answered (rows: those questions only, all four packings)`,
+          command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --packings ${EXTRA_PACKINGS.join(',')}`,
+        },
+      },
       modelId: spec.id,
       modelFile: path.basename(modelFile),
       contextSize,
