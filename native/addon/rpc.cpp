@@ -1,7 +1,7 @@
 // RepoSnap addon: llama.cpp's RPC backend (ggml-rpc, built in by native/build.mjs with GGML_RPC=ON).
 // rpc_devices(): the devices of `reposnap rpc-server`s, for llama_model_params.devices (model.cpp),
 // after our own handshake with each server, because ggml-rpc aborts the process on a server it cannot
-// reach or whose protocol version differs; StartRpcServer(): serves this build's CPU backend (blocks).
+// reach or whose protocol version differs; StartRpcServer(): serves this build's CPU or GPUs (blocks).
 // A server lost once layers live on it makes ggml-rpc abort (RPC_STATUS_ASSERT): the abort callback
 // installed here says so and exits with RPC_LOST_EXIT_CODE instead of dumping core.
 #include "rpc.h"
@@ -279,13 +279,26 @@ Napi::Value StartRpcServer(const Napi::CallbackInfo & info) {
     if (!split_endpoint(endpoint, h, p)) {
         throw Napi::TypeError::New(env, "startRpcServer: host must be a host name or IPv4 address and port 1-65535 (got '" + endpoint + "')");
     }
-    ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
-    if (!cpu) {
-        throw Napi::Error::New(env, "startRpcServer: this engine has no CPU device");
+    // gpu: every GPU device of this build (a CUDA/Vulkan/Metal engine), else the CPU
+    const bool gpu = opt<bool>(o, "gpu", false);
+    std::vector<ggml_backend_dev_t> devs;
+    for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+        ggml_backend_dev_t d = ggml_backend_dev_get(i);
+        const auto t = ggml_backend_dev_type(d);
+        if (gpu ? (t == GGML_BACKEND_DEVICE_TYPE_GPU || t == GGML_BACKEND_DEVICE_TYPE_IGPU) : t == GGML_BACKEND_DEVICE_TYPE_CPU) {
+            devs.push_back(d);
+            if (!gpu) {
+                break;
+            }
+        }
+    }
+    if (devs.empty()) {
+        throw Napi::Error::New(env, gpu ? "this engine has no GPU device: build one with REPOSNAP_GPU=cuda|vulkan|metal npm run build:native and select it with REPOSNAP_ADDON=native/build/reposnap-<gpu>.node"
+                                        : "startRpcServer: this engine has no CPU device");
     }
     // returns only when it could not start (it serves clients, one at a time, until the process ends)
     ggml_backend_rpc_start_server(endpoint.c_str(), cache_dir.empty() ? nullptr : cache_dir.c_str(),
-                                  (size_t) (threads > 0 ? threads : 1), 1, &cpu);
+                                  (size_t) (threads > 0 ? threads : 1), devs.size(), devs.data());
     throw Napi::Error::New(env, "the RPC server could not listen on " + endpoint + " (the port is in use, or the address is not one of this machine's)");
 }
 

@@ -24,9 +24,9 @@ bool split_endpoint(const std::string & endpoint, std::string & host, std::strin
 // (another protocol version). Call on a worker thread (it blocks up to 15 s per server).
 std::vector<ggml_backend_dev_t> rpc_devices(const std::vector<std::string> & endpoints);
 
-// startRpcServer({ host = "127.0.0.1", port = 50052, threads, cacheDir? }): serves this engine's CPU
-// backend with llama.cpp's RPC server on the calling thread; never returns while it serves; throws
-// when it cannot listen.
+// startRpcServer({ host = "127.0.0.1", port = 50052, threads, cacheDir?, gpu? }): serves this engine's
+// CPU backend (gpu: its GPU devices instead) with llama.cpp's RPC server on the calling thread; never
+// returns while it serves; throws when it cannot listen, or gpu is asked of an engine without one.
 Napi::Value StartRpcServer(const Napi::CallbackInfo & info);
 
 } // namespace reposnap_addon

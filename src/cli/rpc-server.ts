@@ -1,6 +1,6 @@
 /**
- * `reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--cache-dir <dir>]`: serves this
- * engine's CPU backend with llama.cpp's RPC server (ggml-rpc), from the same patched build as the
+ * `reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--gpu] [--cache-dir <dir>]`:
+ * serves this engine's CPU backend (or its GPUs) with llama.cpp's RPC server (ggml-rpc), from the same patched build as the
  * engine that connects (`reposnap ask --rpc`, `reposnap.rpcServers`), so the protocol versions match.
  * Runs until killed; serves one client at a time.
  */
@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { isLoopbackHost, parseRpcEndpoint, RPC_SECURITY_WARNING, startRpcServer } from '../engine/rpc';
 import { intOption, UsageError } from './usage';
 
-const HELP = `usage: reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--cache-dir <dir>]
+const HELP = `usage: reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--gpu] [--cache-dir <dir>]
 
 Serves this machine's CPU to 'reposnap ask --rpc host:port' (or the setting reposnap.rpcServers) with
 llama.cpp's RPC backend: the model's layers and their part of SnapKV run here. One client at a time.
@@ -17,6 +17,8 @@ ${RPC_SECURITY_WARNING}.
   --host <address>    address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)
   --port <n>          TCP port (default 50052)
   --threads <n>       CPU threads for the layers served here (default 1)
+  --gpu               serve this engine's GPUs instead of its CPU (a GPU build: REPOSNAP_GPU=cuda npm run
+                      build:native, then REPOSNAP_ADDON=native/build/reposnap-cuda.node)
   --cache-dir <dir>   keep large tensors received here by hash, so a reconnecting client sends them once
 `;
 
@@ -42,6 +44,7 @@ export async function runRpcServer(args: string[]): Promise<number> {
         port: { type: 'string' },
         threads: { type: 'string' },
         'cache-dir': { type: 'string' },
+        gpu: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -61,5 +64,5 @@ export async function runRpcServer(args: string[]): Promise<number> {
   const banner = rpcServerBanner(host, port);
   process.stdout.write(`${banner.endpoint}\n`);
   if (banner.warning) process.stderr.write(`${banner.warning}\n`);
-  startRpcServer({ host, port, threads, ...(o['cache-dir'] ? { cacheDir: o['cache-dir'] } : {}) });
+  startRpcServer({ host, port, threads, gpu: o.gpu ?? false, ...(o['cache-dir'] ? { cacheDir: o['cache-dir'] } : {}) });
 }

@@ -182,10 +182,11 @@ export interface NativeAddon {
    */
   loadModel(path: string, opts: { gpuLayers?: number; rpcServers?: string[] }): Promise<NativeModel>;
   /**
-   * `ggml_backend_rpc_start_server` with this build's CPU device: serves on the calling thread and
-   * never returns while serving; throws when it cannot listen. Missing from an engine built before issue 18.
+   * `ggml_backend_rpc_start_server` with this build's CPU device (`gpu`: its GPU devices): serves on
+   * the calling thread and never returns while serving; throws when it cannot listen or `gpu` finds
+   * no GPU. Missing from an engine built before issue 18.
    */
-  startRpcServer(opts: { host: string; port: number; threads?: number; cacheDir?: string }): void;
+  startRpcServer(opts: { host: string; port: number; threads?: number; cacheDir?: string; gpu?: boolean }): void;
   /** llama.cpp's RPC protocol version of this build ("6.0.0"). */
   rpcProtocol: string;
   /** Exit code of a process that lost an RPC server (src/engine/rpc.ts RPC_LOST_EXIT_CODE). */

@@ -101,12 +101,16 @@ export interface RpcServerOptions {
   threads?: number;
   /** Folder where the server keeps large tensors it received, by hash (llama.cpp's `-c`); default none. */
   cacheDir?: string;
+  /** Serve this engine's GPU devices instead of its CPU (a GPU build, `REPOSNAP_ADDON`); default false. */
+  gpu?: boolean;
 }
 
 /**
- * Serves this engine's CPU backend with llama.cpp's RPC server (`ggml_backend_rpc_start_server`) on
- * the calling thread: it never returns while serving (clients one at a time; the process ends it).
- * @throws EngineError when it cannot listen (port in use, an address not of this machine).
+ * Serves this engine's CPU backend (or with `gpu` its GPU devices) with llama.cpp's RPC server
+ * (`ggml_backend_rpc_start_server`) on the calling thread: it never returns while serving (clients
+ * one at a time; the process ends it).
+ * @throws EngineError when it cannot listen (port in use, an address not of this machine), or `gpu`
+ *   is asked of an engine built without a GPU backend.
  */
 export function startRpcServer(options: RpcServerOptions = {}): never {
   const addon = loadAddon();
@@ -114,7 +118,7 @@ export function startRpcServer(options: RpcServerOptions = {}): never {
     throw new EngineError(`this engine was built without llama.cpp's RPC backend: run 'npm run build:native'`);
   }
   try {
-    addon.startRpcServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 50052, threads: options.threads ?? 1, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+    addon.startRpcServer({ host: options.host ?? '127.0.0.1', port: options.port ?? 50052, threads: options.threads ?? 1, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), gpu: options.gpu ?? false });
   } catch (e) {
     throw new EngineError((e as Error).message);
   }

@@ -8,7 +8,7 @@
  * next load reconnects to a restarted server.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -169,6 +169,12 @@ test('rpc-server warns when it listens beyond loopback', () => {
   assert.equal(isLoopbackHost('127.1.2.3'), true);
   assert.equal(isLoopbackHost('192.168.1.5'), false);
   assert.match(servers[0]!.output(), /^reposnap rpc-server: listening on 127\.0\.0\.1:\d+ /);
+});
+
+test('rpc-server --gpu on an engine without a GPU says how to build one (exit 1)', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'rpc-server', '--gpu', '--port', '1'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /^reposnap: error: this engine has no GPU device: build one with REPOSNAP_GPU=cuda\|vulkan\|metal npm run build:native/m);
 });
 
 test('a server killed in the middle of a prefill ends the engine process with the [rpc:lost] message; the next load reconnects', async () => {
