@@ -2,8 +2,8 @@
  * llama.cpp's RPC backend (issue 18 item 2): the tiny model's layers spread over two
  * `reposnap rpc-server`s on 127.0.0.1 (child processes started here, killed at the end) give the
  * same answer, the same SnapKV kept positions and bit-identical logits as the local CPU engine, with
- * flash attention on and off; an unreachable server, a malformed endpoint and a server of another
- * protocol version are refused at load with their own messages; a server killed in the middle of a
+ * flash attention on and off; an unreachable server, a malformed endpoint, a server of another
+ * protocol version and one that never answers the handshake are refused at load with their own messages; a server killed in the middle of a
  * prefill ends the engine process with the `[rpc:lost]` message and exit code 69 (no hang), and the
  * next load reconnects to a restarted server.
  */
@@ -141,6 +141,27 @@ test('a server of another RPC protocol version is refused with both versions', a
     });
   } finally {
     await closing.close();
+  }
+});
+
+test('a server that accepts but never answers the handshake (busy with another client) is refused after 10 s', async () => {
+  const held: net.Socket[] = [];
+  const server = net.createServer((c) => {
+    c.on('error', () => undefined);
+    held.push(c);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  try {
+    await assert.rejects(loadModel(file, { rpcServers: [`127.0.0.1:${port}`] }), (e: unknown) => {
+      assert.ok(e instanceof RpcError);
+      assert.equal(e.code, 'busy');
+      assert.match(e.message, new RegExp(`^RPC server 127\\.0\\.0\\.1:${port} accepted the connection but did not answer llama\\.cpp's RPC handshake within 10 s: a server serves one client at a time`));
+      return true;
+    });
+  } finally {
+    for (const c of held) c.destroy();
+    await new Promise((r) => server.close(r));
   }
 });
 
