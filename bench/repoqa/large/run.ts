@@ -263,7 +263,10 @@ async function main(): Promise<void> {
       repos: prepared.map((r) => r.info),
       notes: {
         order: values.sequential ? 'sequential' : 'round-robin',
-        ceiling: 'not run: full attention over a context holding a whole repository (pino 16.8K, fastify 61.7K, axios 67.9K tokens; only pino fits the model\'s 32K) would take about 85 min of prefill for pino alone at the 3.3 tokens/s measured here (2 cores shared with other jobs)',
+        ceiling:
+          'not run: full attention over a context holding a whole repository (pino 16.8K, fastify 61.7K, axios 67.9K tokens; only pino fits the model\'s 32K training context). ' +
+          'Cost of pino\'s one prefill of ~16.8K tokens: 58-85 min at the 3.3-4.8 tokens/s of the 1.4-1.8K-token prefixes on the shared cores (fastify\'s three: 1,388 tokens in 290 s, 1,765 in 461 s, 1,456 in 411 s), ' +
+          '~9 min at the 30.6 tokens/s of axios\'s on a quiet machine (1,707 tokens in 55.8 s), more in both cases since attention grows with the context; then a 24-token answer per question over 16.8K cells',
         command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize}`,
       },
     },
