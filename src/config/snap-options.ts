@@ -49,8 +49,9 @@ export interface SnapOptions {
 
 /**
  * The defaults: the SnapKV paper's and its reference implementation's (w 32, B 1024, kernel 7,
- * max), uniform allocation, no prior (a new scorer becomes the default only if it answers better
- * at equal memory on bench/repoqa: bench/results/repoqa-coder-prior.json), its bonus β 1 when chosen.
+ * max), uniform allocation, no prior (the code prior did not answer better than SnapKV at equal
+ * memory on bench/repoqa: bench/results/repoqa-coder-prior.json, README "Code-aware prior"), its
+ * bonus β 1 when chosen.
  */
 export const SNAP_DEFAULTS: Readonly<SnapOptions> = Object.freeze({
   enabled: true,
