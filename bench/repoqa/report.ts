@@ -207,8 +207,6 @@ export function markdownTable(rows: readonly ResultRow[]): string {
 
 /** Inputs of {@link writeReport}. */
 export interface ReportInput {
-  /** Short model key (`smollm2`, `coder`). */
-  key: string;
   /** Kinds the model answers well above chance at full attention (accuracy is also reported on them apart). */
   answerable: readonly string[];
   modelId: string;
@@ -356,12 +354,15 @@ export function buildReport(records: readonly QuestionRecord[], input: ReportInp
 /** The result JSON's shape. */
 export type RepoQaReport = ReturnType<typeof buildReport>;
 
-/** Writes the JSON and the plots; returns the files written. */
+/** Writes the JSON and its plots (named after the JSON file, beside it); returns the files written. */
 export async function writeReport(records: readonly QuestionRecord[], input: ReportInput): Promise<string[]> {
   const report = buildReport(records, input);
   fs.mkdirSync(path.dirname(input.out), { recursive: true });
   fs.writeFileSync(input.out, JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' ? r6(v) : v), 1) + '\n');
-  const written = [input.out, ...(await writeRepoQaPlots(report, path.dirname(input.out), input.key))];
+  // the plots are named after the JSON (repoqa-coder-prior.json -> repoqa-coder-prior.png), as
+  // plot.ts names them: a run with another --out must not overwrite the model's main plots
+  const plotKey = path.basename(input.out, '.json').replace(/^repoqa-/, '');
+  const written = [input.out, ...(await writeRepoQaPlots(report, path.dirname(input.out), plotKey))];
   console.log(report.markdown);
   for (const k of report.byKind) console.log(`${k.kind}: n=${k.n} full ${pct(k.full.rate)} [${pct(k.full.low)}, ${pct(k.full.high)}] chance ${pct(k.chance)}`);
   for (const t of report.targets) console.log(`[${t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.detail}`);

@@ -346,7 +346,7 @@ async function main(): Promise<void> {
   const filesOf = new Map(repos.map(({ pkg }) => [packageId(pkg), prepared.get(pkg.name)!.files]));
   const inRun = records.filter((r) => selectedIds.has(r.id)).map((r) => rescore(r, filesOf.get(r.repo)!));
   if (!values['no-report']) {
-    for (const f of await writeReport(inRun, { key, modelId: spec.id, answerable: spec.answerable, modelFile: path.basename(modelFile), config, main, grid, prefixTimes, packages, candidates, out, root })) log(`wrote ${path.relative(process.cwd(), f)}`);
+    for (const f of await writeReport(inRun, { modelId: spec.id, answerable: spec.answerable, modelFile: path.basename(modelFile), config, main, grid, prefixTimes, packages, candidates, out, root })) log(`wrote ${path.relative(process.cwd(), f)}`);
   }
   model.dispose();
 }
