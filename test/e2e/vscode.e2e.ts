@@ -661,9 +661,16 @@ test('cache: a second window on the same folder hits the first window\'s cache o
     await icon.waitFor({ timeout: 60_000 });
     await icon.click();
     const chat = await webviewFrame('#input');
+    // the view shows the workspace's last thread once its state arrives from the extension; a
+    // New Thread clicked before that was undone by it (seen at load 15: the question then went to
+    // the old thread). Wait for the old thread's messages (at most 20 s), then start a new thread
+    // and see it stay empty.
+    await chat.locator('.msg').first().waitFor({ timeout: 20_000 }).catch(() => undefined);
     // a new thread: the question reads the repository prefix only, no earlier turns
     await chat.locator('#new').click();
     await chat.locator('.msg').first().waitFor({ state: 'detached' });
+    await page.waitForTimeout(1000);
+    assert.equal(await chat.locator('.msg').count(), 0, 'the new thread stays empty');
     await recordProgress(chat);
     const badge = await askInChat(chat, 'Which file defines the Circle class?');
     const seen = await chat.locator('#progress').evaluate(() => (window as unknown as { __progress: string[] }).__progress);
