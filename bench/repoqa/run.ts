@@ -46,7 +46,8 @@ import { readJsonlRecords, startJsonl } from './jsonl';
 import { writeReport } from './report';
 import { SNAP_DEFAULTS } from '../../src/config/snap-options';
 import { CodePriorScorer, ScoredPolicy, SnapKvScorer, UniformAllocator } from '../../src/engine/policies';
-import { codePriorFlags, priorTagsCache, questionIdentifiers, sectionDefinitionLines, type PromptRun } from '../../src/pipeline/code-prior';
+import { processTagsCache } from '../../src/context/map/cache';
+import { codePriorFlags, questionIdentifiers, sectionDefinitionLines, type PromptRun } from '../../src/pipeline/code-prior';
 
 /**
  * The benchmark's models: short key → scripts/models.json id, the repositories it runs, the
@@ -95,7 +96,7 @@ export async function fileRuns(model: EngineModel, headTokens: number, files: re
   let start = headTokens;
   for (const f of files) {
     const tokens = model.tokenize(f.text);
-    runs.push({ start, tokens, text: f.text, definitionLines: await sectionDefinitionLines({ kind: 'file', path: f.path, text: f.text }, priorTagsCache()) });
+    runs.push({ start, tokens, text: f.text, definitionLines: await sectionDefinitionLines({ kind: 'file', path: f.path, text: f.text }, processTagsCache()) });
     start += tokens.length;
   }
   return runs;

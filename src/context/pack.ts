@@ -5,7 +5,7 @@ import { findSecret, secretDetail } from './secrets';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTruncation } from './walk';
-import { TagsCache } from './map/cache';
+import { processTagsCache, type TagsCache } from './map/cache';
 import { DEFAULT_RANKED_SHARES, packRanked, type MappedFile, type PackSection, type RankedShares } from './ranked';
 import type { Chunk } from './retrieve/chunks';
 
@@ -125,7 +125,8 @@ export interface PackOptions {
   rankedShares?: RankedShares;
   /**
    * `'ranked'` only: the parse cache (by content hash). Pass the same cache to every pack of a
-   * window or process so that only edited files are parsed again. Default: a new cache per call.
+   * window or process so that only edited files are parsed again. Default: the process's
+   * (`processTagsCache`).
    */
   tagsCache?: TagsCache;
 }
@@ -304,7 +305,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
       readAhead,
       recentFiles: options.recentFiles ?? [],
       shares,
-      tagsCache: options.tagsCache ?? new TagsCache(),
+      tagsCache: options.tagsCache ?? processTagsCache(),
       ...(signal !== undefined ? { signal } : {}),
       ...(options.fs !== undefined ? { fs: options.fs } : {}),
       ...(onProgress !== undefined ? { onProgress } : {}),

@@ -5,7 +5,7 @@
  * {@link answer} is the one place that calls it.
  */
 import { CacheStore } from '../cache/store';
-import { TagsCache } from '../context/map/cache';
+import { processTagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
 import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
 import {
@@ -40,23 +40,10 @@ function storeFor(dir: string | undefined): CacheStore | undefined {
   return store;
 }
 
-let tagsCache: TagsCache | undefined;
-
-/**
- * The parse cache of the ranked packing (`PackOptions.tagsCache`): one per engine process, so one
- * per window (each window starts its own engine), made on the first ranked question; repeated
- * questions and the watcher's refreshes re-parse only files whose content changed. Bounded: it
- * evicts the least recently used entries beyond `DEFAULT_TAGS_CACHE_ENTRIES` (one per file content).
- */
-export function engineTagsCache(): TagsCache {
-  tagsCache ??= new TagsCache();
-  return tagsCache;
-}
-
 /**
  * The pipeline's request of a wire request: the request as sent, with the loaded model, the
  * folder's cache store, the abort signal, the extension's option names, and with the ranked
- * packing the process's {@link engineTagsCache}.
+ * packing the process's tags cache (`processTagsCache`).
  */
 export function toAskRequest(params: AskParams, model: EngineModel, signal: AbortSignal): AskRequest {
   const { model: _file, cacheDir, pack, ...request } = params;
@@ -65,7 +52,7 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     model,
     signal,
     optionNames: SETTING_NAMES,
-    pack: pack.packing === 'ranked' ? { ...pack, tagsCache: engineTagsCache() } : pack,
+    pack: pack.packing === 'ranked' ? { ...pack, tagsCache: processTagsCache() } : pack,
     store: storeFor(cacheDir),
   };
 }

@@ -12,7 +12,7 @@
  * tokenizer's added leading space is allowed for.
  */
 import { grammarForPath } from '../context/map/languages';
-import { TagsCache } from '../context/map/cache';
+import type { TagsCache } from '../context/map/cache';
 import type { PackSection } from '../context/ranked';
 import { PRIOR_DEFINITION, PRIOR_IDENTIFIER } from '../engine/policies/code-prior';
 
@@ -192,12 +192,4 @@ export async function sectionDefinitionLines(section: Pick<PackSection, 'kind' |
   const content = section.text.slice(second + 1, closing + 1);
   const t = await tags.tags(content, grammar);
   return [...new Set(t.definitions.map((d) => d.line + FILE_SECTION_HEADER_LINES))];
-}
-
-let defaultTags: TagsCache | undefined;
-
-/** The process's tags cache for the prior when the request brings none. */
-export function priorTagsCache(): TagsCache {
-  defaultTags ??= new TagsCache();
-  return defaultTags;
 }

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_SETTINGS, readSettings, type ConfigurationSource } from '../../src/config/settings';
-import { engineTagsCache, toAskRequest } from '../../src/host/engine';
+import { processTagsCache } from '../../src/context/map/cache';
+import { toAskRequest } from '../../src/host/engine';
 import type { AskParams } from '../../src/host/protocol';
 import { askParams } from '../../src/host/request';
 import { recentFilesIn } from '../../src/host/recent-files';
@@ -47,7 +48,7 @@ test('the engine passes the ranked packing, the open files, its one parse cache 
   assert.ok(a.pack?.tagsCache !== undefined);
   const b = toAskRequest(params({ packing: 'ranked' }), model, signal);
   assert.equal(b.pack?.tagsCache, a.pack?.tagsCache, 'one parse cache for every question of the process');
-  assert.equal(b.pack?.tagsCache, engineTagsCache());
+  assert.equal(b.pack?.tagsCache, processTagsCache());
   assert.deepEqual(b.pack?.recentFiles, []);
 });
 

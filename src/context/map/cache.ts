@@ -51,3 +51,16 @@ export class TagsCache {
     return parsing;
   }
 }
+
+let processCache: TagsCache | undefined;
+
+/**
+ * The process's one tags cache (tree-sitter parser, `DEFAULT_TAGS_CACHE_ENTRIES` entries), made
+ * on first use: the ranked packing's default (`PackOptions.tagsCache`), the extension's engine
+ * process (one per window: repeated questions and the watcher's refreshes re-parse only files
+ * whose content changed) and the code prior's definition lines share it, so a file is parsed once.
+ */
+export function processTagsCache(): TagsCache {
+  processCache ??= new TagsCache();
+  return processCache;
+}

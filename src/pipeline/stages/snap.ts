@@ -6,7 +6,8 @@
  */
 import { EngineError, throwIfAborted } from '../../engine/errors';
 import type { SnapOptions } from '../../config/snap-options';
-import { codePriorFlags, priorTagsCache, questionIdentifiers, sectionDefinitionLines, type PromptRun } from '../code-prior';
+import { processTagsCache } from '../../context/map/cache';
+import { codePriorFlags, questionIdentifiers, sectionDefinitionLines, type PromptRun } from '../code-prior';
 import type { AttentionInput } from '../context-report';
 import type { Prefilled } from './prefill';
 import type { Question } from './question';
@@ -34,7 +35,7 @@ export function snapParams(s: SnapOptions): { window: number; budget: number; ke
  * @throws the tags parser's error when a grammar cannot be loaded.
  */
 export async function questionPrior(q: Question): Promise<Uint8Array> {
-  const tags = q.req.pack?.tagsCache ?? priorTagsCache();
+  const tags = q.req.pack?.tagsCache ?? processTagsCache();
   const runs: PromptRun[] = [];
   let start = q.layout.head.length;
   for (let i = 0; i < q.pack.sections.length; i++) {
