@@ -274,7 +274,7 @@ export class EngineSession {
       }
       this.policyScores = null;
       const r =
-        (policy.allocator.id === 'uniform' && !params.prior) || L <= budget
+        policy.onDevice || L <= budget
           ? await this.native.snap(0, { window: params.window, budget, kernel, pooling, force: params.force ?? false, keepScores: params.keepScores ?? false })
           : await this.snapByPolicy(policy, L, budget, params.keepScores ?? false);
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);

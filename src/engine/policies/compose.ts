@@ -32,6 +32,16 @@ export class ScoredPolicy implements EvictionPolicy {
   }
 
   /**
+   * Whether the engine's own SnapKV top-k computes this policy on the device
+   * (`llama_snapkv_compact`, the fast path): SnapKV's scorer alone (no prior wrapped around it)
+   * with the uniform allocation. Any other policy scores on the device (`llama_snapkv_score`),
+   * selects here and compacts the chosen rows (`llama_snapkv_compact_kept`).
+   */
+  get onDevice(): boolean {
+    return this.scorer instanceof SnapKvScorer && this.allocator.id === 'uniform';
+  }
+
+  /**
    * Kept positions [nLayer][nHeadKv][C] (see {@link EvictionPolicy.select}): per (layer, KV head)
    * the allocator's prefix positions, ascending, then the protected tail L − w … L − 1; C = B for
    * the uniform allocation, the longest row for another (shorter rows −1 padded). When B ≤ w the
