@@ -36,7 +36,7 @@ const FLAG_SETTINGS: Record<string, string> = {
   '--include': 'the reposnap.include setting',
   '--exclude': 'the reposnap.exclude setting',
   '--gpu-layers': 'the reposnap.GPULayers setting',
-  '--kv-cache-type': 'the reposnap.kvCacheType setting',
+  '--kv-cache-type': 'the reposnap.KVCacheType setting',
   '--no-snap': 'the reposnap.snap setting',
 };
 

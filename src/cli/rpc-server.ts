@@ -1,7 +1,7 @@
 /**
  * `reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--gpu] [--cache-dir <dir>]`:
  * serves this engine's CPU backend (or its GPUs) with llama.cpp's RPC server (ggml-rpc), from the same patched build as the
- * engine that connects (`reposnap ask --rpc`, `reposnap.rpcServers`), so the protocol versions match.
+ * engine that connects (`reposnap ask --rpc`, `reposnap.RPCServers`), so the protocol versions match.
  * Runs until killed; serves one client at a time.
  */
 import { parseArgs } from 'node:util';
@@ -10,7 +10,7 @@ import { intOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--gpu] [--cache-dir <dir>]
 
-Serves this machine's CPU to 'reposnap ask --rpc host:port' (or the setting reposnap.rpcServers) with
+Serves this machine's CPU to 'reposnap ask --rpc host:port' (or the setting reposnap.RPCServers) with
 llama.cpp's RPC backend: the model's layers and their part of SnapKV run here. One client at a time.
 ${RPC_SECURITY_WARNING}.
 

@@ -7,7 +7,8 @@
  * of capitals and a capital followed by a lower-case letter; the first letter is capitalized; only
  * a fixed list of acronyms (css, html, scss, less, json, js, ts, ie, id, php, scm) is upper-cased),
  * so `reposnap.gpu` showed as "Gpu" and `reposnap.gpuLayers` as "Gpu Layers" (issue 14, §5).
- * The keys are now `reposnap.GPU` ("GPU") and `reposnap.GPULayers` ("GPU Layers"); the old keys
+ * The keys are now `reposnap.GPU` ("GPU"), `reposnap.GPULayers` ("GPU Layers"), `reposnap.KVCacheType`
+ * ("KV Cache Type", was "Kv Cache Type") and `reposnap.RPCServers` ("RPC Servers", was "Rpc Servers"); the old keys
  * stay declared in package.json as deprecated, so that a settings.json still holding them shows
  * the hint.
  *
@@ -27,10 +28,12 @@ export interface RenamedSetting {
   to: string;
 }
 
-/** The renamed `reposnap.*` settings (issue 14, §5: titles "GPU", not "Gpu"). */
+/** The renamed `reposnap.*` settings (issue 14, §5: titles "GPU", not "Gpu"; likewise "KV", "RPC"). */
 export const RENAMED_SETTINGS: readonly RenamedSetting[] = [
   { from: 'gpu', to: 'GPU' },
   { from: 'gpuLayers', to: 'GPULayers' },
+  { from: 'kvCacheType', to: 'KVCacheType' },
+  { from: 'rpcServers', to: 'RPCServers' },
 ];
 
 /** What {@link migrateRenamedSettings} did: one entry per (renamed key, place) that held an old value. */

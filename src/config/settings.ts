@@ -55,8 +55,8 @@ export interface ReposnapSettings {
   maxTokens: number;
   /** llama.cpp flash attention. */
   flashAttention: 'auto' | 'on' | 'off';
-  /** KV cache element type (K and V); quantized V needs flash attention. */
-  kvCacheType: KvCacheType;
+  /** KV cache element type (K and V); quantized V needs flash attention (`reposnap.KVCacheType`; was `reposnap.kvCacheType`, see migrate.ts). */
+  KVCacheType: KvCacheType;
   /** How follow-up questions in a thread are answered. */
   followUpMode: FollowUpMode;
   /** Globs of files to pack (empty = every file not ignored). */
@@ -80,9 +80,10 @@ export interface ReposnapSettings {
   codeLens: boolean;
   /**
    * llama.cpp RPC servers ("host:port", `reposnap rpc-server`) the model's `GPULayers` layers are
-   * spread over (src/engine/rpc.ts); empty: this machine's devices.
+   * spread over (src/engine/rpc.ts); empty: this machine's devices (`reposnap.RPCServers`; was
+   * `reposnap.rpcServers`, see migrate.ts).
    */
-  rpcServers: string[];
+  RPCServers: string[];
 }
 
 /** Defaults: SnapKV's ({@link SNAP_DEFAULTS}, from the paper: README, "How it works"), the packer's, and the engine's. */
@@ -102,7 +103,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   contextSize: 0,
   maxTokens: 512,
   flashAttention: 'auto',
-  kvCacheType: 'f16',
+  KVCacheType: 'f16',
   followUpMode: 'resnap',
   include: [],
   exclude: [],
@@ -110,7 +111,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   packing: 'smallest-first',
   retrievalShare: 0.15,
   codeLens: true,
-  rpcServers: [],
+  RPCServers: [],
 } satisfies ReposnapSettings);
 
 /** The keys of {@link ReposnapSettings}, in declaration order. */
@@ -238,7 +239,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     contextSize: int('contextSize', 0),
     maxTokens: int('maxTokens', 1),
     flashAttention: oneOf('flashAttention', ['auto', 'on', 'off']),
-    kvCacheType: oneOf<KvCacheType>('kvCacheType', KV_TYPES),
+    KVCacheType: oneOf<KvCacheType>('KVCacheType', KV_TYPES),
     followUpMode: oneOf<FollowUpMode>('followUpMode', ['resnap', 'continue']),
     include: globs('include'),
     exclude: globs('exclude'),
@@ -246,7 +247,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     packing: oneOf('packing', ['smallest-first', 'ranked']),
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
-    rpcServers: endpoints('rpcServers'),
+    RPCServers: endpoints('RPCServers'),
   };
   const belowWindow = budgetBelowWindow(settings.budget, settings.window, { budget: 'reposnap.budget', window: 'reposnap.window' });
   if (belowWindow) {
@@ -276,4 +277,4 @@ export function withFilesExclude(settings: ReposnapSettings, filesExclude: unkno
 export const ENGINE_RESTART_KEYS: readonly (keyof ReposnapSettings)[] = ['GPU'];
 
 /** Settings whose change means the model must be resolved (and maybe downloaded) again. */
-export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'GPULayers', 'rpcServers'];
+export const MODEL_KEYS: readonly (keyof ReposnapSettings)[] = ['model', 'modelDirectory', 'GPULayers', 'RPCServers'];

@@ -60,7 +60,7 @@ export function parseRpcEndpoint(text: string): RpcEndpoint | string {
 }
 
 /**
- * Checks a list of "host:port" strings (the `--rpc` flag split at commas, or `reposnap.rpcServers`).
+ * Checks a list of "host:port" strings (the `--rpc` flag split at commas, or `reposnap.RPCServers`).
  * @returns the trimmed endpoints, in order.
  * @throws RpcError (code `endpoint`) naming the first malformed or repeated entry.
  */

@@ -77,7 +77,7 @@ const TAIL_LINES = 6;
 export function describeExit(code: number | null, signal: NodeJS.Signals | null, tail: string[]): string {
   let what: string;
   if (signal === 'SIGKILL') {
-    what = 'was killed (SIGKILL), most often because the system ran out of memory: try a smaller model, a smaller reposnap.contextSize or reposnap.budget, or a quantized reposnap.kvCacheType';
+    what = 'was killed (SIGKILL), most often because the system ran out of memory: try a smaller model, a smaller reposnap.contextSize or reposnap.budget, or a quantized reposnap.KVCacheType';
   } else if (signal) {
     what = `crashed (${signal})`;
   } else if (code === 134 || tail.some((l) => /heap out of memory|bad_alloc|failed to allocate/i.test(l))) {

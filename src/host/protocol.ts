@@ -19,7 +19,7 @@ export interface ModelSpec {
   path: string;
   /** Layers to offload (ignored by the CPU engine without `rpcServers`). */
   gpuLayers: number;
-  /** llama.cpp RPC servers ("host:port") the offloaded layers go to (`reposnap.rpcServers`); absent or empty: none. */
+  /** llama.cpp RPC servers ("host:port") the offloaded layers go to (`reposnap.RPCServers`); absent or empty: none. */
   rpcServers?: string[];
 }
 

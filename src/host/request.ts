@@ -16,7 +16,7 @@ export interface AskTarget {
   repo: string;
   /** The question; '' with `prepareOnly`. */
   question: string;
-  /** The resolved model file (its `gpuLayers` is `reposnap.GPULayers`, its RPC servers `reposnap.rpcServers`). */
+  /** The resolved model file (its `gpuLayers` is `reposnap.GPULayers`, its RPC servers `reposnap.RPCServers`). */
   modelPath: string;
   /** The folder's cache store folder; none: no caching. */
   cacheDir?: string;
@@ -35,7 +35,7 @@ export interface AskTarget {
 export function askParams(settings: ReposnapSettings, target: AskTarget): AskParams {
   const s = settings;
   const ranked = s.packing === 'ranked';
-  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.GPULayers, ...(s.rpcServers.length > 0 ? { rpcServers: [...s.rpcServers] } : {}) };
+  const model: ModelSpec = { path: target.modelPath, gpuLayers: s.GPULayers, ...(s.RPCServers.length > 0 ? { rpcServers: [...s.RPCServers] } : {}) };
   return {
     threadId: target.threadId,
     ...(target.forkFrom !== undefined ? { forkFrom: target.forkFrom } : {}),
@@ -46,7 +46,7 @@ export function askParams(settings: ReposnapSettings, target: AskTarget): AskPar
     ...(s.contextSize > 0 ? { contextSize: s.contextSize } : {}),
     maxTokens: s.maxTokens,
     maxFileBytes: s.maxFileBytes,
-    session: { flashAttention: s.flashAttention, kvCacheType: s.kvCacheType },
+    session: { flashAttention: s.flashAttention, kvCacheType: s.KVCacheType },
     followUp: s.followUpMode,
     pack: { include: s.include, exclude: s.exclude, packing: s.packing, ...(ranked ? { recentFiles: target.recentFiles ?? [] } : {}) },
     retrievalShare: ranked ? s.retrievalShare : 0,

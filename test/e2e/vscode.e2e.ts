@@ -601,7 +601,7 @@ test('explain: the "RepoSnap: Explain" lens on a class opens its thread under th
   }
 });
 
-test('settings: an old reposnap.gpuLayers value moves to reposnap.GPULayers on reload, with a notice; the Settings editor titles read "GPU" and "GPU Layers"', async () => {
+test('settings: an old reposnap.gpuLayers value moves to reposnap.GPULayers on reload, with a notice; the Settings editor titles read "GPU", "GPU Layers", "KV Cache Type" and "RPC Servers"', async () => {
   await editSettings({ 'reposnap.gpuLayers': 0 });
   await runCommand('Developer: Reload Window');
   await page.locator('.part.activitybar a.action-label[aria-label^="RepoSnap"]').waitFor({ timeout: 60_000 });
@@ -646,6 +646,19 @@ test('settings: an old reposnap.gpuLayers value moves to reposnap.GPULayers on r
   assert.ok(titles.includes('GPU'), `a setting titled "GPU": ${titles}`);
   assert.ok(titles.includes('GPU Layers'), `a setting titled "GPU Layers": ${titles}`);
   assert.deepEqual(titles.filter((t) => /Gpu/.test(t)), [], 'no title spells "Gpu"');
+  // the other keys with an acronym (reposnap.KVCacheType, reposnap.RPCServers), searched by their ids
+  for (const [query, title] of [['reposnap.KVCacheType', 'KV Cache Type'], ['reposnap.RPCServers', 'RPC Servers']] as const) {
+    await search.locator('.view-lines').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(query);
+    await page.locator('.settings-editor .setting-item-contents', { hasText: title }).first().waitFor({ timeout: 15_000 });
+    await page.waitForTimeout(500);
+    const found = (await labels.allTextContents()).map((t) => t.trim());
+    console.log(`settings editor titles for '${query}': ${JSON.stringify(found)}`);
+    assert.ok(found.includes(title), `a setting titled "${title}": ${found}`);
+    assert.deepEqual(found.filter((t) => /\b(Kv|Rpc)\b/.test(t)), [], `no title spells "Kv" or "Rpc": ${found}`);
+  }
+  await shot('25b-settings-rpc-title');
   await closeModal(page.locator('.settings-editor'));
   await editSettings({ 'reposnap.GPULayers': undefined });
 });

@@ -1,5 +1,5 @@
 /**
- * `reposnap.rpcServers` through the extension's engine process (issue 18 item 2): the setting reaches
+ * `reposnap.RPCServers` through the extension's engine process (issue 18 item 2): the setting reaches
  * the model loading (host/request.ts → protocol → host/engine.ts), the answer over two RPC servers on
  * 127.0.0.1 is the one the local engine gives, and a server killed in the middle of an answer fails the
  * question with the `[rpc:lost]` line (the engine process exits with code 69, no hang), after which
@@ -56,9 +56,9 @@ after(async () => {
   fs.rmSync(repo, { recursive: true, force: true });
 });
 
-test('reposnap.rpcServers reaches the engine process: the same answer over two RPC servers as on the local CPU', async () => {
+test('reposnap.RPCServers reaches the engine process: the same answer over two RPC servers as on the local CPU', async () => {
   const endpoints = servers.map((s) => s.endpoint);
-  const p = params({ rpcServers: endpoints });
+  const p = params({ RPCServers: endpoints });
   assert.deepEqual(p.model, { path: checkTinyModel(), gpuLayers: 999, rpcServers: endpoints });
   assert.deepEqual(parseToHost(JSON.parse(JSON.stringify({ type: 'ask', id: '1', params: p }))), { type: 'ask', id: '1', params: p });
   assert.equal(parseToHost({ type: 'ask', id: '1', params: { ...p, model: { ...p.model, rpcServers: [5] } } }), undefined);
@@ -77,7 +77,7 @@ test('a server killed in the middle of an answer fails the question with [rpc:lo
   const lostPort = servers[0]!.port;
   let killing: Promise<void> | undefined;
   await assert.rejects(
-    ask(params({ rpcServers: endpoints, maxTokens: 200, snap: false }), (e) => {
+    ask(params({ RPCServers: endpoints, maxTokens: 200, snap: false }), (e) => {
       if (e.kind === 'token' && !killing) killing = servers[0]!.kill();
     }),
     (e: unknown) => {
@@ -90,7 +90,7 @@ test('a server killed in the middle of an answer fails the question with [rpc:lo
   assert.ok(killing, 'the answer had started');
   await killing;
   servers[0] = await startRpcServer({ port: lostPort });
-  const again = await ask(params({ rpcServers: servers.map((s) => s.endpoint) }));
+  const again = await ask(params({ RPCServers: servers.map((s) => s.endpoint) }));
   const local = await ask(params());
   assert.equal(again.text, local.text);
 });

@@ -165,7 +165,7 @@ test('a server that accepts but never answers the handshake (busy with another c
   }
 });
 
-test('endpoints: "host:port" is checked before anything connects (--rpc, reposnap.rpcServers, loadModel)', async () => {
+test('endpoints: "host:port" is checked before anything connects (--rpc, reposnap.RPCServers, loadModel)', async () => {
   assert.deepEqual(parseRpcServers([' 10.0.0.2:50052', 'gpu-box:1']), ['10.0.0.2:50052', 'gpu-box:1']);
   assert.throws(() => parseRpcServers(['127.0.0.1']), /'127\.0\.0\.1' is not an RPC server endpoint: write host:port/);
   assert.throws(() => parseRpcServers(['h:70000']), /the port must be 1-65535/);
@@ -173,10 +173,10 @@ test('endpoints: "host:port" is checked before anything connects (--rpc, reposna
   assert.deepEqual(rpcOption('127.0.0.1:50052,127.0.0.1:50053'), ['127.0.0.1:50052', '127.0.0.1:50053']);
   assert.deepEqual(rpcOption(undefined), []);
   assert.throws(() => rpcOption('127.0.0.1:50052,nope'), (e: unknown) => e instanceof UsageError && /^--rpc: 'nope' is not an RPC server endpoint/.test(e.message));
-  const r = readSettings({ get: <T>(k: string) => (k === 'rpcServers' ? (['a:1', 'b'] as T) : undefined) });
-  assert.deepEqual(r.settings.rpcServers, []);
-  assert.deepEqual(r.problems, [`reposnap.rpcServers: 'b' is not an RPC server endpoint: write host:port, e.g. 127.0.0.1:50052, got ["a:1","b"]; using []`]);
-  assert.deepEqual(readSettings({ get: <T>(k: string) => (k === 'rpcServers' ? (['a:1'] as T) : undefined) }).settings.rpcServers, ['a:1']);
+  const r = readSettings({ get: <T>(k: string) => (k === 'RPCServers' ? (['a:1', 'b'] as T) : undefined) });
+  assert.deepEqual(r.settings.RPCServers, []);
+  assert.deepEqual(r.problems, [`reposnap.RPCServers: 'b' is not an RPC server endpoint: write host:port, e.g. 127.0.0.1:50052, got ["a:1","b"]; using []`]);
+  assert.deepEqual(readSettings({ get: <T>(k: string) => (k === 'RPCServers' ? (['a:1'] as T) : undefined) }).settings.RPCServers, ['a:1']);
   await assert.rejects(loadModel(file, { rpcServers: ['nohost'] }), (e: unknown) => e instanceof RpcError && e.code === 'endpoint');
 });
 

@@ -89,7 +89,7 @@ test('a crash is explained: SIGKILL as likely out of memory, other signals and e
 });
 
 test("an ask carries the pipeline's request made from the settings, not the settings; bad SnapKV options are rejected", () => {
-  const settings = { ...DEFAULT_SETTINGS, snap: false, budget: 2048, window: 16, kernel: 5, pooling: 'avg' as const, budgetAllocation: 'pyramid' as const, prior: 'code' as const, priorBonus: 2, contextSize: 0, maxTokens: 99, kvCacheType: 'q8_0' as const, followUpMode: 'continue' as const, exclude: ['dist/'] };
+  const settings = { ...DEFAULT_SETTINGS, snap: false, budget: 2048, window: 16, kernel: 5, pooling: 'avg' as const, budgetAllocation: 'pyramid' as const, prior: 'code' as const, priorBonus: 2, contextSize: 0, maxTokens: 99, KVCacheType: 'q8_0' as const, followUpMode: 'continue' as const, exclude: ['dist/'] };
   const params = askParams(settings, { threadId: 't', repo: '/r', question: 'q?', modelPath: '/m.gguf', cacheDir: '/c', recentFiles: ['a.ts'] });
   assert.deepEqual(params, {
     threadId: 't',

@@ -1,5 +1,6 @@
 /**
- * The renamed GPU settings (issue 14, §5: the Settings editor titles "GPU", not "Gpu"):
+ * The renamed settings (issue 14, §5: the Settings editor titles "GPU", not "Gpu"; "KV Cache Type" and
+ * "RPC Servers" likewise):
  * the migration of old values (src/config/migrate.ts) against the `vscode` stand-in, with a
  * configuration that keeps user, workspace and folder values apart as VS Code does; and the
  * package.json declarations: the new keys' titles by VS Code's own key-to-title rule, the old
@@ -95,6 +96,19 @@ test('old values move to the new keys at the same place, the old keys go, one no
   assert.equal(lines.length, 3);
 });
 
+test('the KV cache type and the RPC servers move too: reposnap.kvCacheType → KVCacheType, reposnap.rpcServers → RPCServers', async () => {
+  const p = places({ user: { 'reposnap.kvCacheType': 'q8_0' }, workspace: { 'reposnap.rpcServers': ['127.0.0.1:50052'] } });
+  usePlaces(p, ['app'], false);
+  const moves = await migrateRenamedSettings(() => {});
+  assert.deepEqual(p.user, { 'reposnap.KVCacheType': 'q8_0' });
+  assert.deepEqual(p.workspace, { 'reposnap.RPCServers': ['127.0.0.1:50052'] });
+  assert.deepEqual(moves, [
+    { from: 'kvCacheType', to: 'KVCacheType', where: 'user settings', copied: true },
+    { from: 'rpcServers', to: 'RPCServers', where: 'workspace settings', copied: true },
+  ]);
+  assert.equal(fake.messages[0]!.message, 'RepoSnap: reposnap.kvCacheType is now reposnap.KVCacheType, reposnap.rpcServers is now reposnap.RPCServers; your values were moved (user settings, workspace settings).');
+});
+
 test('where the new key already has a value, it is kept and the old one is removed', async () => {
   const p = places({ user: { 'reposnap.gpu': 'vulkan', 'reposnap.GPU': 'cpu' } });
   usePlaces(p, [], false);
@@ -166,16 +180,19 @@ function settingTitle(key: string): string {
     .replace(/\b\w+\b/g, (w) => (knownAcronyms.has(w.toLowerCase()) ? w.toUpperCase() : w));
 }
 
-test('the Settings editor titles the GPU settings "GPU" and "GPU Layers"; no live setting is titled "Gpu"', () => {
+test('the Settings editor titles "GPU", "GPU Layers", "KV Cache Type", "RPC Servers"; no live setting\'s title spells an acronym "Gpu", "Kv" or "Rpc"', () => {
   assert.equal(settingTitle('reposnap.gpu'), 'Gpu', 'the old key, as it showed');
   assert.equal(settingTitle('reposnap.gpuLayers'), 'Gpu Layers');
+  assert.equal(settingTitle('reposnap.kvCacheType'), 'Kv Cache Type', 'the rule as it is: a lower-case acronym not in its list stays capitalized');
+  assert.equal(settingTitle('reposnap.rpcServers'), 'Rpc Servers');
   assert.equal(settingTitle('reposnap.GPU'), 'GPU');
   assert.equal(settingTitle('reposnap.GPULayers'), 'GPU Layers');
-  assert.equal(settingTitle('reposnap.kvCacheType'), 'Kv Cache Type', 'the rule as it is: a lower-case acronym not in its list stays capitalized');
+  assert.equal(settingTitle('reposnap.KVCacheType'), 'KV Cache Type');
+  assert.equal(settingTitle('reposnap.RPCServers'), 'RPC Servers');
   assert.equal(settingTitle('reposnap.maxFileBytes'), 'Max File Bytes');
   const live = Object.keys(declared).filter((k) => !declared[k]!.markdownDeprecationMessage && !declared[k]!.deprecationMessage);
-  assert.deepEqual(live.filter((k) => /Gpu/.test(settingTitle(k))), []);
-  assert.ok(SETTING_KEYS.includes('GPU') && SETTING_KEYS.includes('GPULayers'));
+  assert.deepEqual(live.map(settingTitle).filter((t) => /\b(Gpu|Kv|Rpc|Kl|Bm25|Swa)\b/.test(t)), []);
+  for (const key of ['GPU', 'GPULayers', 'KVCacheType', 'RPCServers'] as const) assert.ok(SETTING_KEYS.includes(key), key);
 });
 
 test('the old keys stay declared, deprecated with a hint naming the new key, with the new key\'s type, enum and default', () => {

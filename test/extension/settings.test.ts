@@ -18,14 +18,14 @@ test('no values: every default, no problems', () => {
 });
 
 test('valid values are read as they are (globs trimmed, empty ones dropped)', () => {
-  const r = readSettings(source({ model: ' /m/x.gguf ', budget: 2048, window: 16, pooling: 'avg', kernel: 5, kvCacheType: 'q8_0', followUpMode: 'continue', include: [' src/ ', ''], GPU: 'cuda', codeLens: false }));
+  const r = readSettings(source({ model: ' /m/x.gguf ', budget: 2048, window: 16, pooling: 'avg', kernel: 5, KVCacheType: 'q8_0', followUpMode: 'continue', include: [' src/ ', ''], GPU: 'cuda', codeLens: false }));
   assert.deepEqual(r.problems, []);
   assert.equal(r.settings.model, '/m/x.gguf');
   assert.equal(r.settings.budget, 2048);
   assert.equal(r.settings.window, 16);
   assert.equal(r.settings.pooling, 'avg');
   assert.equal(r.settings.kernel, 5);
-  assert.equal(r.settings.kvCacheType, 'q8_0');
+  assert.equal(r.settings.KVCacheType, 'q8_0');
   assert.equal(r.settings.followUpMode, 'continue');
   assert.deepEqual(r.settings.include, ['src/']);
   assert.equal(r.settings.GPU, 'cuda');
