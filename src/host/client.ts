@@ -33,7 +33,21 @@ export interface EngineClientOptions {
   onState?: (state: EngineState, detail?: string) => void;
   /** Lines the process writes to stdout/stderr (llama.cpp logs, warnings). */
   log?: (line: string) => void;
+  /**
+   * How long a cancelled question may take to stop [ms] before the process is restarted
+   * (default {@link CANCEL_GRACE_MS}).
+   */
+  cancelGraceMs?: number;
 }
+
+/**
+ * How long the engine process gets to stop a cancelled question [ms] before it is restarted.
+ * llama.cpp checks the abort flag between graph nodes (`ggml_abort_callback`), so a prefill or a
+ * decode stops within one node's time; what does not stop is a thread blocked outside the graph,
+ * e.g. waiting for an RPC server that stopped answering without closing its socket (ggml-rpc has
+ * no timeouts): then only a new process gets the user going again.
+ */
+export const CANCEL_GRACE_MS = 15_000;
 
 /** The engine process ended while it was answering (crash, out-of-memory kill, exit). */
 export class EngineCrashedError extends Error {
@@ -115,15 +129,36 @@ export class EngineClient {
     if (options.signal?.aborted) throw new AbortError();
     const id = String(this.nextId++);
     const done = this.request({ type: 'ask', id, params }, options.onEvent);
-    const onAbort = () => this.post({ type: 'cancel', id });
+    let grace: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      this.post({ type: 'cancel', id });
+      grace = setTimeout(() => this.restartStuck(id), this.options.cancelGraceMs ?? CANCEL_GRACE_MS);
+      grace.unref();
+    };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const m = await done;
       if (m.type !== 'done') throw new Error(`unexpected reply '${m.type}' to ask`);
       return m.stats;
     } finally {
+      clearTimeout(grace);
       options.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * The cancelled request `id` did not end within the grace period: it is rejected with
+   * `AbortError` (it was cancelled, the cancel took effect), the process is restarted, and any
+   * other request it was serving fails with {@link EngineCrashedError}.
+   */
+  private restartStuck(id: string): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    const seconds = (this.options.cancelGraceMs ?? CANCEL_GRACE_MS) / 1000;
+    this.options.log?.(`the engine did not stop the cancelled question within ${seconds} s (blocked outside llama.cpp's graph, e.g. on an RPC server that stopped answering): restarting it`);
+    p.reject(new AbortError());
+    this.restart(`the engine was restarted: it did not stop a cancelled question within ${seconds} s`);
   }
 
   /** Asks the engine to empty the cache store in `cacheDir`; resolves with the bytes freed. */

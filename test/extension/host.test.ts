@@ -121,3 +121,40 @@ test('killing an idle engine is noticed; the next request is answered by a new o
   assert.ok(client.pid && client.pid !== pid);
   assert.equal(stats.B, 128);
 });
+
+test('a cancelled question whose engine does not stop (a stopped process stands for one blocked on a silent RPC server) ends with AbortError, the engine is restarted, the next question is answered', { timeout: 60_000 }, async () => {
+  const logs: string[] = [];
+  const stuck = new EngineClient({ hostScript: HOST, execArgv: ['--import', 'tsx'], cancelGraceMs: 500, log: (l) => logs.push(l) });
+  try {
+    await stuck.ask(params('Who is Lily?'));
+    const pid = stuck.pid!;
+    const controller = new AbortController();
+    const asking = stuck.ask(params('Tell me a long story.', { maxTokens: 400, snap: false }), {
+      signal: controller.signal,
+      onEvent: (e) => {
+        if (e.kind === 'token' && !controller.signal.aborted) {
+          process.kill(pid, 'SIGSTOP'); // it can no longer read the cancel message
+          controller.abort();
+        }
+      },
+    });
+    await assert.rejects(asking, (e: Error) => e instanceof AbortError);
+    assert.ok(logs.some((l) => /did not stop the cancelled question within 0\.5 s/.test(l)), logs.join('\n'));
+    // the stopped process is killed (SIGTERM stays pending in a stopped process; SIGKILL follows)
+    let alive = true;
+    for (let i = 0; i < 100 && alive; i++) {
+      try {
+        process.kill(pid, 0);
+        await new Promise((r) => setTimeout(r, 50));
+      } catch {
+        alive = false;
+      }
+    }
+    assert.equal(alive, false, `engine ${pid} still runs`);
+    const stats = await stuck.ask(params('Who is Lily?'));
+    assert.ok(stuck.pid && stuck.pid !== pid, 'a new engine answered');
+    assert.equal(stats.decodeTokens, 12);
+  } finally {
+    stuck.dispose();
+  }
+});
