@@ -53,6 +53,10 @@ export interface RpcEndpoint {
 export function parseRpcEndpoint(text: string): RpcEndpoint | string {
   const s = text.trim();
   const m = /^([^\s:]+):(\d{1,5})$/.exec(s);
+  // ggml-rpc connects over IPv4 only (socket(AF_INET), gethostbyname in ggml-rpc/transport.cpp)
+  if (!m && (s.startsWith('[') || (s.match(/:/g) ?? []).length > 1)) {
+    return `'${text}': llama.cpp's RPC backend connects over IPv4 only: write an IPv4 address or a host name with its port, e.g. 127.0.0.1:50052`;
+  }
   if (!m) return `'${text}' is not an RPC server endpoint: write host:port, e.g. 127.0.0.1:50052`;
   const port = Number(m[2]);
   if (port < 1 || port > 65535) return `'${text}': the port must be 1-65535`;

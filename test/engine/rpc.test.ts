@@ -168,6 +168,9 @@ test('a server that accepts but never answers the handshake (busy with another c
 test('endpoints: "host:port" is checked before anything connects (--rpc, reposnap.RPCServers, loadModel)', async () => {
   assert.deepEqual(parseRpcServers([' 10.0.0.2:50052', 'gpu-box:1']), ['10.0.0.2:50052', 'gpu-box:1']);
   assert.throws(() => parseRpcServers(['127.0.0.1']), /'127\.0\.0\.1' is not an RPC server endpoint: write host:port/);
+  for (const v6 of ['[::1]:50052', '::1:50052', 'fe80::1:9']) {
+    assert.throws(() => parseRpcServers([v6]), (e: unknown) => e instanceof RpcError && e.code === 'endpoint' && e.message === `'${v6}': llama.cpp's RPC backend connects over IPv4 only: write an IPv4 address or a host name with its port, e.g. 127.0.0.1:50052`, v6);
+  }
   assert.throws(() => parseRpcServers(['h:70000']), /the port must be 1-65535/);
   assert.throws(() => parseRpcServers(['h:1', 'h:1']), /listed twice/);
   assert.deepEqual(rpcOption('127.0.0.1:50052,127.0.0.1:50053'), ['127.0.0.1:50052', '127.0.0.1:50053']);
