@@ -29,7 +29,10 @@ struct synthetic_shape {
     ggml_type wtype     = GGML_TYPE_F16; // 2-D weights; norms stay F32
     uint32_t  seed      = 1;
     std::string arch    = "llama";       // another architecture for guard tests (bloom: ALiBi, gemma2: SWA, qwen2vl: M-RoPE)
-    uint32_t  n_swa     = 0;             // sliding window (gemma2)
+    uint32_t  n_swa     = 0;             // sliding window (gemma2, gemma3, cohere2, gpt-oss)
+    uint32_t  n_expert      = 4;         // gpt-oss only: experts per layer (n_ff is each expert's FFN width)
+    uint32_t  n_expert_used = 2;         // gpt-oss only: experts routed per token
+    float     sink_logit    = NAN;       // gpt-oss only: every learned attention sink (blk.N.attn_sinks) set to this logit; NaN: random like the other weights
 };
 
 // A SentencePiece-style vocabulary of n tokens: <unk>, <s>, </s>, the 256 byte tokens, then dummy
@@ -74,6 +77,11 @@ inline void synthetic_tensor_data(ggml_tensor * t, void * ud) {
     auto ends_with = [&](const char * s) { const size_t n = strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
     if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0 || name.find("norm") != std::string::npos) {
         std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
+        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
+        return;
+    }
+    if (ends_with("attn_sinks.weight") && !std::isnan(sh.sink_logit)) {
+        std::vector<float> v(ggml_nelements(t), sh.sink_logit);
         ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
         return;
     }
@@ -152,6 +160,16 @@ inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_
     if (sh.n_swa > 0) {
         gguf_set_val_u32(meta, key("attention.sliding_window").c_str(), sh.n_swa);
     }
+    if (a == "cohere2") {
+        // llama_model_cohere2::load_arch_hparams requires the output logit scale
+        gguf_set_val_f32(meta, key("logit_scale").c_str(), 1.0f);
+    }
+    if (a == "gpt-oss") {
+        // llama_model_openai_moe: a mixture of experts in every layer (expert FFN width required)
+        gguf_set_val_u32(meta, key("expert_count").c_str(), sh.n_expert);
+        gguf_set_val_u32(meta, key("expert_used_count").c_str(), sh.n_expert_used);
+        gguf_set_val_u32(meta, key("expert_feed_forward_length").c_str(), sh.n_ff);
+    }
     if (a == "qwen2vl") {
         const int32_t sections[4] = { (int32_t) (sh.n_embd/sh.n_head/4), (int32_t) (sh.n_embd/sh.n_head/8), (int32_t) (sh.n_embd/sh.n_head/8), 0 };
         gguf_set_arr_data(meta, key("rope.dimension_sections").c_str(), GGUF_TYPE_INT32, sections, 4);
@@ -200,6 +218,11 @@ inline bool write_synthetic_gguf(synthetic_record & rec, const char * path) {
     ggml_init_params params = { rec.tensors.size()*ggml_tensor_overhead(), nullptr, true };
     ggml_context * ctx = ggml_init(params);
     for (auto & st : rec.tensors) {
+        // a tensor the loader creates twice (TENSOR_DUPLICATED: cohere2's output is its token
+        // embedding) is recorded twice with the same data; the file holds it once
+        if (gguf_find_tensor(rec.meta, st.name.c_str()) >= 0) {
+            continue;
+        }
         ggml_tensor * t = ggml_new_tensor(ctx, st.type, GGML_MAX_DIMS, st.ne);
         ggml_set_name(t, st.name.c_str());
         t->data = st.data.data();

@@ -212,13 +212,24 @@ export interface SyntheticShape {
   weightType?: 'f32' | 'f16' | 'q8_0' | 'q4_0';
   seed?: number;
   /**
-   * Another architecture: 'gemma3' (interleaved sliding window: 5 local layers to 1 global, SnapKV
-   * compacts the global ones), and for guard tests 'bloom' (ALiBi), 'gemma2' (soft-capped logits),
-   * 'qwen2vl' (M-RoPE).
+   * Another architecture, with llama.cpp's default sliding-window pattern for it (SnapKV compacts
+   * the global layers): 'gemma3' (5 local layers to 1 global), 'cohere2' (3 local to 1 global; the
+   * global layers use no RoPE), 'gpt-oss' (alternating, sliding layers first; learned attention
+   * sinks `blk.N.attn_sinks` and a mixture of experts in every layer), and for guard tests 'bloom'
+   * (ALiBi), 'gemma2' (soft-capped logits), 'qwen2vl' (M-RoPE).
    */
   architecture?: string;
-  /** Sliding-window size written to the metadata. */
+  /** Sliding-window size (tokens) written to the metadata. */
   slidingWindow?: number;
+  /** gpt-oss only: experts per layer (default 4); `nFf` is each expert's FFN width. */
+  nExpert?: number;
+  /** gpt-oss only: experts routed per token (default 2). */
+  nExpertUsed?: number;
+  /**
+   * gpt-oss only: every learned attention sink (`blk.N.attn_sinks`, one logit per query head that
+   * joins each softmax row's denominator) set to this value; absent: random like the other weights.
+   */
+  sinkLogit?: number;
 }
 
 let cached: NativeAddon | undefined;

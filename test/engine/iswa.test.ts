@@ -8,8 +8,8 @@
  * - keep-all (B = L, forced) leaves the logits bit-identical to the uncompressed iSWA cache;
  * - for B < L the logits match the *uncompressed* iSWA cache with each global (layer, KV head)'s
  *   dropped keys hidden by a per-head mask (the uncompressed state with a version-1 mask section,
- *   the engine's own state format, inserted after the base cache's cell meta, loaded into a fresh
- *   session) and differ from the unmasked cache's;
+ *   the engine's own state format, inserted after the base cache's cell meta by
+ *   test/helpers/iswa-state.ts, loaded into a fresh session) and differ from the unmasked cache's;
  * - a compacted iSWA session saves and reloads (llama.cpp's state API writes the base cache, with
  *   its mask section, then the sliding-window cache) and decodes identically;
  * - a saved state's sliding-window cache holds the last n_swa positions only (llama.cpp's
@@ -27,6 +27,7 @@ import { estimateContextBytes } from '../../src/engine/memory';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { createSession, type EngineSession } from '../../src/engine/session';
 import { ensureSyntheticModel } from '../../src/engine/synthetic';
+import { maxAbsDiff, withSnapMask } from '../helpers/iswa-state';
 
 /** The synthetic gemma3's shape; llama.cpp's gemma3 loader sets the 5-to-1 pattern (period 6). */
 const SHAPE = { architecture: 'gemma3', slidingWindow: 32, nLayer: 12, nEmbd: 128, nHead: 4, nHeadKv: 2, nFf: 256, nVocab: 512, weightType: 'f32' as const, seed: 3 };
@@ -64,44 +65,6 @@ async function continueWith(s: EngineSession): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   for (const t of CONT) out.push(Float32Array.from(await s.step(t)));
   return out;
-}
-
-function maxAbsDiff(a: Float32Array[], b: Float32Array[]): number {
-  assert.equal(a.length, b.length);
-  let d = 0;
-  for (let i = 0; i < a.length; i++) {
-    assert.equal(a[i]!.length, b[i]!.length);
-    for (let v = 0; v < a[i]!.length; v++) d = Math.max(d, Math.abs(a[i]![v]! - b[i]![v]!));
-  }
-  return d;
-}
-
-/**
- * Inserts a version-1 SnapKV mask section into an uncompressed iSWA sequence state, hiding from
- * each global (layer, KV head) the positions it did not keep. The state (llama_state_seq_get_data):
- * u32 magic, i32 seq_id, then the base cache (u32 n_stream = 1, u32 cell count, per cell i32 pos,
- * u32 n_seq_id = 1, i32 seq_id; then K/V data), then the sliding-window cache. The section goes
- * right after the base's cell meta: u32 "SKVM", u32 version 1, u32 stride = n_layer_base·n_head_kv,
- * then stride bytes (1 = hidden) per cell.
- */
-function withMask(state: Uint8Array, kept: Int32Array): Buffer {
-  const b = Buffer.from(state.buffer, state.byteOffset, state.byteLength);
-  assert.equal(b.readUInt32LE(8), 1, 'one stream');
-  const cells = b.readUInt32LE(12);
-  assert.equal(cells, L, 'the uncompressed base cache holds every position');
-  const metaEnd = 16 + 12 * cells;
-  for (let i = 0; i < cells; i++) assert.equal(b.readInt32LE(16 + 12 * i), i, 'cell i holds position i');
-  assert.ok(b.readUInt32LE(metaEnd) <= 1, 'v_trans follows the meta (no mask section yet)');
-  const stride = N_GLOBAL * SHAPE.nHeadKv;
-  const mask = Buffer.alloc(12 + cells * stride);
-  mask.writeUInt32LE(0x4d564b53, 0);
-  mask.writeUInt32LE(1, 4);
-  mask.writeUInt32LE(stride, 8);
-  for (let r = 0; r < stride; r++) {
-    const row = new Set(kept.subarray(r * B, (r + 1) * B));
-    for (let p = 0; p < cells; p++) mask[12 + p * stride + r] = row.has(p) ? 0 : 1;
-  }
-  return Buffer.concat([b.subarray(0, metaEnd), mask, b.subarray(metaEnd)]);
 }
 
 for (const fa of ['off', 'on'] as const) {
@@ -156,7 +119,7 @@ for (const fa of ['off', 'on'] as const) {
       const snapFull = await full.snapshot();
       const lgFull = await continueWith(full);
 
-      await ref.restore({ ...snapFull, payload: withMask(snapFull.payload, kept) });
+      await ref.restore({ ...snapFull, payload: withSnapMask(snapFull.payload, kept, { L, B, nGlobal: N_GLOBAL, nHeadKv: SHAPE.nHeadKv }) });
       const lgRef = await continueWith(ref);
 
       const d = maxAbsDiff(lg, lgRef);
