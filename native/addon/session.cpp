@@ -35,7 +35,7 @@ void Session::Init(Napi::Env env, Napi::Object exports) {
     exports.Set("Session", f);
 }
 
-// new Session(model, { contextSize, batchSize, ubatchSize, seqMax, threads, threadsBatch, flashAttention, typeK, typeV })
+// new Session(model, { contextSize, batchSize, ubatchSize, seqMax, threads, threadsBatch, flashAttention, typeK, typeV, swaFull })
 Session::Session(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Session>(info) {
     auto env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject()) {
@@ -60,6 +60,7 @@ Session::Session(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Session>(in
     cp.flash_attn_type = fa == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
     cp.type_k = parse_type(env, opt<std::string>(o, "typeK", "f16"));
     cp.type_v = parse_type(env, opt<std::string>(o, "typeV", "f16"));
+    cp.swa_full = opt<bool>(o, "swaFull", cp.swa_full);
 
     ctx = llama_init_from_model(m->model, cp);
     if (!ctx) {

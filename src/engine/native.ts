@@ -52,6 +52,8 @@ export interface NativeSessionOptions {
   flashAttention?: 'on' | 'off' | 'auto';
   typeK?: KvCacheType;
   typeV?: KvCacheType;
+  /** `llama_context_params.swa_full` (see {@link SessionOptions.swaFull}). Default true. */
+  swaFull?: boolean;
 }
 
 /** KV cache element types (ggml type names). Quantized V needs flash attention. */

@@ -13,7 +13,11 @@
  * - a compacted iSWA session saves and reloads (llama.cpp's state API writes the base cache, with
  *   its mask section, then the sliding-window cache) and decodes identically;
  * - a saved state's sliding-window cache holds the last n_swa positions only (llama.cpp's
- *   state_write skips SWA-masked cells), so a restored state cut inside lacks window keys;
+ *   state_write skips SWA-masked cells), so a restored state cut inside lacks window keys:
+ *   `truncate` refuses such a cut (a cut in place decodes as a fresh prefill);
+ * - with `swaFull: false` (the sliding cache at GGML_PAD(n_swa + ubatch, 256) cells, overrun by
+ *   the prompt) keep-all is bit-identical, B < L matches the masked cache, and a cut whose window
+ *   the reused cells lost is refused;
  * - the stats give B for the global layers and the sliding layers' window separately, and the KV
  *   bytes before and after exactly (bytes per cell recomputed from the shape); the context estimate
  *   (memory.ts) matches what llama.cpp allocates (swa_full: the sliding layers hold the context too).
@@ -179,28 +183,102 @@ test("gemma3 iSWA: the context estimate is exact (llama.cpp's default swa_full: 
   }
 });
 
-test("gemma3 iSWA: a saved state holds the sliding layers' last n_swa positions only, so it cannot be cut inside (the pipeline restores prefixes whole)", async () => {
+test("gemma3 iSWA: a saved state holds the sliding layers' last n_swa positions only, so truncate refuses to cut it inside (the pipeline restores prefixes whole)", async () => {
   const s = open('off');
   const t = open('off');
+  const fresh = open('off');
   try {
     await s.prefill(prompt);
     assert.equal(s.stats().swaCells, SHAPE.slidingWindow);
     const snap = await s.snapshot();
-    // cut in place: the sliding cache (swa_full) still holds the masked cells, the window is whole again
+    // cut in place: the sliding cache (swa_full) still holds the masked cells, the window is whole
+    // again, and the sequence decodes as a fresh prefill of the first cut tokens (same cells, same order)
     const cut = L - 10;
     s.truncate(cut);
     assert.equal(s.stats().swaCells, SHAPE.slidingWindow);
+    await fresh.prefill(prompt.slice(0, cut));
+    const lgCut = await continueWith(s);
+    assert.equal(maxAbsDiff(lgCut, await continueWith(fresh)), 0);
     // restored, then cut: llama.cpp's state_write skipped the cells masked at L - 1, so only the
-    // positions L - n_swa … cut - 1 are left of the window of position cut - 1
+    // positions L - n_swa … cut - 1 are left of the window of position cut - 1: 22 of 32
     await t.restore(snap);
     assert.deepEqual([t.stats().cells, t.stats().swaCells], [L, SHAPE.slidingWindow]);
-    t.truncate(cut);
-    assert.deepEqual([t.stats().cells, t.stats().swaCells], [cut, cut - (L - SHAPE.slidingWindow)]);
-    const d = maxAbsDiff(await continueWith(t), await continueWith(s));
+    const left = cut - (L - SHAPE.slidingWindow);
+    assert.throws(() => t.truncate(cut), new RegExp(`holds ${left} of the ${SHAPE.slidingWindow} positions of its window`));
+    assert.deepEqual([t.stats().cells, t.stats().swaCells], [cut, left]);
+    // what the refusal prevents: the missing window keys change the logits
+    const d = maxAbsDiff(await continueWith(t), lgCut);
     console.log(`# restored and cut at L - 10 vs cut in place: max |Δlogit| ${d.toExponential(2)}`);
     assert.ok(d > 1e-2, `the missing window keys change the logits (max |Δlogit| ${d})`);
+    // a cut that leaves the window whole passes (at L: nothing dropped, all 32 positions there)
+    const u = open('off');
+    try {
+      await u.restore(snap);
+      u.truncate(L);
+      assert.equal(u.stats().swaCells, SHAPE.slidingWindow);
+    } finally {
+      u.dispose();
+    }
   } finally {
     s.dispose();
     t.dispose();
+    fresh.dispose();
+  }
+});
+
+test('gemma3 iSWA with swaFull: false (the sliding cache at GGML_PAD(n_swa + ubatch, 256) cells): SnapKV compacts the global layers alike; a cut the window passed is refused', async () => {
+  const LL = 1100;
+  const BB = 128;
+  const long = Array.from({ length: LL }, (_, i) => ((i * 37 + 11) % 500) + 3);
+  const mk = (swaFull: boolean) => createSession(model, { contextSize: 2048, snapWindow: W, threads: 1, threadsBatch: 1, flashAttention: 'on', kvCacheType: 'f32', swaFull });
+  const s = mk(false);
+  const full = mk(false);
+  const ref = mk(false);
+  const kept = mk(false);
+  const fullSize = mk(true);
+  try {
+    // 768 = GGML_PAD(32 + 512, 256) (llama_kv_cache_iswa's size_swa); the default holds the context
+    assert.deepEqual([s.stats().kvSize, s.stats().swaKvSize, fullSize.stats().swaKvSize], [2048, 768, 2048]);
+    await full.prefill(long);
+    const snapFull = await full.snapshot();
+    // the prompt (1,100 tokens) overran the 768 sliding cells: their window is what they hold
+    assert.deepEqual([full.stats().cells, full.stats().swaCells], [LL, SHAPE.slidingWindow]);
+    const lgFull = await continueWith(full);
+
+    // keep-all is bit-identical
+    await kept.prefill(long);
+    await kept.snap({ window: W, budget: LL, force: true });
+    assert.equal(maxAbsDiff(await continueWith(kept), lgFull), 0);
+
+    // B < L: the masked uncompressed cache
+    await s.prefill(long);
+    const r = await s.snap({ window: W, budget: BB });
+    assert.deepEqual([r.compacted, r.L, r.B], [true, LL, BB]);
+    assert.deepEqual([s.stats().cells, s.stats().swaCells, s.position, s.lastPosition()], [BB, SHAPE.slidingWindow, LL, LL - 1]);
+    const lg = await continueWith(s);
+    await ref.restore({ ...snapFull, payload: withSnapMask(snapFull.payload, s.snapKept(), { L: LL, B: BB, nGlobal: N_GLOBAL, nHeadKv: SHAPE.nHeadKv }) });
+    const d = maxAbsDiff(lg, await continueWith(ref));
+    const dFull = maxAbsDiff(lg, lgFull);
+    console.log(`# swaFull false, L ${LL} -> B ${BB}: max |Δlogit| vs masked ${d.toExponential(2)}, vs unmasked full ${dFull.toExponential(2)}`);
+    assert.ok(d <= 1e-2, `max |Δlogit| vs the masked uncompressed cache = ${d}`);
+    assert.ok(dFull > 0.1, `compression changed the logits (max |Δlogit| vs full = ${dFull})`);
+
+    // about the logits of the full-size sliding cache: the window's keys are the same, in other
+    // cells (the 768 are reused round), so flash attention sums them in another order (measured 1.6e-3)
+    await fullSize.prefill(long);
+    const dSize = maxAbsDiff(await continueWith(fullSize), lgFull);
+    console.log(`# swaFull false vs true, uncompressed: max |Δlogit| ${dSize.toExponential(2)}`);
+    assert.ok(dSize <= 1e-2, `swa_full changes the logits by ${dSize}`);
+
+    // a cut far behind the end: the cells of its window were reused for later positions
+    const t = mk(false);
+    try {
+      await t.prefill(long);
+      assert.throws(() => t.truncate(200), /cannot truncate the sequence at 200: the sliding-window layers' cache holds 0 of the 32 positions/);
+    } finally {
+      t.dispose();
+    }
+  } finally {
+    for (const x of [s, full, ref, kept, fullSize]) x.dispose();
   }
 });
