@@ -5,7 +5,11 @@
  * full attention; SnapKV on the global layers (L -> B; the sliding layers keep their window);
  * a plain context of B tokens (the physical bound of a B-cell global cache).
  *
- *   node --import tsx bench/iswa-decode.ts [--prompt 8192] [--decode 32] [--budget 1024] [--layers 18] [--embd 1024] [--threads N] [--decode-threads N] [--from-state]
+ *   node --import tsx bench/iswa-decode.ts [--prompt 8192] [--decode 32] [--budget 1024] [--layers 18] [--embd 1024] [--threads N] [--decode-threads N] [--from-state] [--no-swa-full]
+ *
+ * --no-swa-full opens every session with `swaFull: false` (llama_context_params.swa_full): the
+ * sliding layers' cache holds GGML_PAD(n_swa + ubatch, 256) cells and reuses the ones its window
+ * passed, so at decode the sliding layers scan about that many cells instead of the context's.
  *
  * --decode-threads N decodes every session on N threads and prefills on the default count. Without
  * it (nor --threads) the engine's default follows the cache length (threads.ts decodeThreadsFor:
@@ -35,7 +39,7 @@ import { ensureSyntheticModel } from '../src/engine/synthetic';
 
 async function main() {
   const { values } = parseArgs({
-    options: { prompt: { type: 'string' }, decode: { type: 'string' }, budget: { type: 'string' }, layers: { type: 'string' }, embd: { type: 'string' }, threads: { type: 'string' }, 'from-state': { type: 'boolean' }, 'decode-threads': { type: 'string' } },
+    options: { prompt: { type: 'string' }, decode: { type: 'string' }, budget: { type: 'string' }, layers: { type: 'string' }, embd: { type: 'string' }, threads: { type: 'string' }, 'from-state': { type: 'boolean' }, 'decode-threads': { type: 'string' }, 'no-swa-full': { type: 'boolean' } },
   });
   const L = Number(values.prompt ?? 8192);
   const nDecode = Number(values.decode ?? 32);
@@ -53,7 +57,7 @@ async function main() {
   const decodeTokens = Array.from({ length: nDecode }, rand);
 
   const runs: { label: string; session: EngineSession; prefillMs: number; snapMs: number; ms: number; cells: number; swaCells: number; kvBytes: number }[] = [];
-  const open = (n: number) => createSession(model, { contextSize: n + nDecode + 8, snapWindow: 32, threads, threadsBatch, flashAttention: 'on' });
+  const open = (n: number) => createSession(model, { contextSize: n + nDecode + 8, snapWindow: 32, threads, threadsBatch, flashAttention: 'on', swaFull: !values['no-swa-full'] });
   /** --from-state: the saved first n - 32 tokens of the last n of the prompt, and how long their prefill took. */
   const saved = new Map<number, { snap: SessionSnapshot; ms: number }>();
   const savedPrefix = async (n: number) => {
@@ -95,7 +99,7 @@ async function main() {
   }
   const base = runs[0]!;
   const weights = model.info.sizeBytes;
-  console.log(`synthetic gemma3: ${shape.nLayer} layers (${Math.floor(shape.nLayer / 6)} global), d ${nEmbd}, 4/1 heads, head size ${nEmbd / 4}, window 512, F32 weights (${weights} B), F16 KV, flash attention on; ${nDecode} decode steps each, ${decodeThreads !== undefined ? `decode on ${decodeThreads} thread(s), prefill on ${values.threads ?? 'the default count'}` : `${threads ?? 'default'} threads`}${values['from-state'] ? '; caches restored from a saved prefix (--from-state)' : ''}`);
+  console.log(`synthetic gemma3: ${shape.nLayer} layers (${Math.floor(shape.nLayer / 6)} global), d ${nEmbd}, 4/1 heads, head size ${nEmbd / 4}, window 512, F32 weights (${weights} B), F16 KV, flash attention on; ${nDecode} decode steps each, ${decodeThreads !== undefined ? `decode on ${decodeThreads} thread(s), prefill on ${values.threads ?? 'the default count'}` : `${threads ?? 'default'} threads`}${values['from-state'] ? '; caches restored from a saved prefix (--from-state)' : ''}; swa_full ${values['no-swa-full'] ? 'false' : 'true'} (sliding cache ${runs[0]!.session.stats().swaKvSize} cells)`);
   console.log('| cache | global cells | sliding cells | KV bytes | bytes/token (weights + KV) | snap ms | decode ms/token | decode tok/s | speed-up | bound (weights + KV_L) / (weights + KV) |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of runs) {

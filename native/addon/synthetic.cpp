@@ -7,7 +7,7 @@
 
 namespace reposnap_addon {
 
-// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed, architecture, slidingWindow, nExpert, nExpertUsed, sinkLogit }) -> Promise<void>
+// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed, architecture, slidingWindow, nExpert, nExpertUsed, sinkLogit, swaPattern }) -> Promise<void>
 Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     backend_init();
@@ -27,6 +27,7 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     sh.n_swa          = (uint32_t) opt<int32_t>(o, "slidingWindow", 0);
     sh.n_expert       = (uint32_t) opt<int32_t>(o, "nExpert", (int32_t) sh.n_expert);
     sh.n_expert_used  = (uint32_t) opt<int32_t>(o, "nExpertUsed", (int32_t) sh.n_expert_used);
+    sh.swa_pattern    = opt<int32_t>(o, "swaPattern", -1);
     if (o.Has("sinkLogit")) {
         sh.sink_logit = (float) o.Get("sinkLogit").As<Napi::Number>().DoubleValue();
     }
@@ -41,9 +42,11 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
         [path, sh]() {
             // llama_model_save_to_file refuses the interleaved sliding-window architectures whose
             // pattern it cannot write: those are written from the recorded metadata and tensors
-            // (gpt-oss too, so that the file holds exactly the metadata make_synthetic_model set; no
-            // pattern key: the loader's default period, 2, is the one the model was built with)
-            const bool direct = sh.arch == "gemma3" || sh.arch == "cohere2" || sh.arch == "gpt-oss";
+            // (gpt-oss and the guard tests' architectures too, so that the file holds exactly the
+            // metadata make_synthetic_model set; no pattern key: the loaders' default patterns are
+            // the ones the models were built with)
+            const bool direct = sh.arch == "gemma3" || sh.arch == "cohere2" || sh.arch == "gpt-oss" ||
+                sh.arch == "llama4" || sh.arch == "deepseek2" || sh.arch == "mamba" || sh.arch == "jamba";
             reposnap::synthetic_record rec;
             llama_model * model = reposnap::make_synthetic_model(sh, 0, direct ? &rec : nullptr);
             if (!model) {

@@ -218,11 +218,19 @@ export interface SyntheticShape {
    * the global layers): 'gemma3' (5 local layers to 1 global), 'cohere2' (3 local to 1 global; the
    * global layers use no RoPE), 'gpt-oss' (alternating, sliding layers first; learned attention
    * sinks `blk.N.attn_sinks` and a mixture of experts in every layer), and for guard tests 'bloom'
-   * (ALiBi), 'gemma2' (soft-capped logits), 'qwen2vl' (M-RoPE).
+   * (ALiBi), 'gemma2' (soft-capped logits), 'qwen2vl' (M-RoPE), 'llama4' (chunked attention),
+   * 'deepseek2' (multi-head latent attention), 'mamba' (recurrent), 'jamba' (hybrid: recurrent and
+   * attention layers).
    */
   architecture?: string;
   /** Sliding-window size (tokens) written to the metadata. */
   slidingWindow?: number;
+  /**
+   * `attention.sliding_window_pattern` written to the metadata: the period of llama.cpp's
+   * `set_swa_pattern` (the last layer of each period is global; 0: every layer sliding). Absent:
+   * not written, the architecture's default.
+   */
+  swaPattern?: number;
   /** gpt-oss only: experts per layer (default 4); `nFf` is each expert's FFN width. */
   nExpert?: number;
   /** gpt-oss only: experts routed per token (default 2). */

@@ -150,7 +150,15 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
   // explicit decode threads are kept as given; the default follows the cache length
   if (options.threads === undefined) session.adaptiveThreads = { threads: threads.threads, threadsBatch: options.threadsBatch ?? threads.threadsBatch };
   const w = options.snapWindow ?? 32;
-  if (w > 0) {
+  const st = native.kvStats(0);
+  if (w > 0 && st.swaKvSize > 0 && st.bytesPerCell === 0) {
+    // an interleaved sliding-window cache whose base (global-layer) cache holds no layer: llama.cpp's
+    // engine would refuse it as a cache sharing its cells (an empty layer list); say why instead
+    session.snapUnavailable = {
+      message: 'SnapKV refused: the model uses sliding-window attention in every layer (no global layers to compact; each layer already keeps only its window)',
+      status: addon.snapStatus.errModel,
+    };
+  } else if (w > 0) {
     try {
       session.armSnap(w);
     } catch (e) {
