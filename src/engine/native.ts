@@ -155,8 +155,12 @@ export interface NativeSession {
   snapScore(seqId: number, params: { window: number; kernel: number; pooling: 'max' | 'avg' }): Promise<NativeSnapResult>;
   /** `llama_snapkv_compact_kept`: compacts the given kept positions ([nLayer][nHeadKv][budget], −1 padded rows). */
   compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
-  /** `llama_state_seq_get_data`: the sequence's cells, positions, K and V. */
-  stateGet(seqId: number): Promise<Buffer>;
+  /**
+   * `llama_state_seq_get_data_ext`: the sequence's cells, positions, K and V. keepMaskedSliding:
+   * `LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED` (patch 0008): a sliding-window cache writes the cells
+   * its window masks at the last position too (else only the window).
+   */
+  stateGet(seqId: number, keepMaskedSliding?: boolean): Promise<Buffer>;
   /**
    * `llama_state_seq_set_data` into an empty sequence; rejects when llama.cpp refuses the bytes (the
    * message carries `llama_snapkv_last_error`, e.g. an unknown SnapKV mask section version).

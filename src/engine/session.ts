@@ -483,12 +483,17 @@ export class EngineSession {
   }
 
   /**
-   * Copies the sequence's cache into memory (`llama_state_seq_get_data`) with its tokens and
+   * Copies the sequence's cache into memory (`llama_state_seq_get_data_ext`) with its tokens and
    * identity: what a state file holds, without the file.
+   * @param opts.cuttable interleaved sliding-window models: the sliding layers' cache writes every
+   *   cell of the sequence it holds, not only the window of the last position
+   *   (`LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED`), so that the restored state can be cut
+   *   ({@link truncate}) anywhere the cache held the cells (swaFull, the default: a whole prefill).
+   *   Costs swaBytesPerCell per extra cell. No effect on other models.
    */
-  snapshot(): Promise<SessionSnapshot> {
+  snapshot(opts: { cuttable?: boolean } = {}): Promise<SessionSnapshot> {
     return this.exclusive(async () => {
-      const payload = await this.native.stateGet(0);
+      const payload = await this.native.stateGet(0, opts.cuttable ?? false);
       const header: StateHeader = { ...this.identity(), nPast: this.nPast, cells: this.native.kvStats(0).cells, snap: this.lastSnap, createdAt: Date.now() };
       return { header, tokens: Int32Array.from(this.history), payload };
     });

@@ -14,7 +14,9 @@
  *   its mask section, then the sliding-window cache) and decodes identically;
  * - a saved state's sliding-window cache holds the last n_swa positions only (llama.cpp's
  *   state_write skips SWA-masked cells), so a restored state cut inside lacks window keys:
- *   `truncate` refuses such a cut (a cut in place decodes as a fresh prefill);
+ *   `truncate` refuses such a cut (a cut in place decodes as a fresh prefill); a cuttable snapshot
+ *   (patch 0008's LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED: every sliding cell written) restores and
+ *   cuts anywhere, decoding bit-identically to a fresh prefill of the cut prompt;
  * - with `swaFull: false` (the sliding cache at GGML_PAD(n_swa + ubatch, 256) cells, overrun by
  *   the prompt) keep-all is bit-identical, B < L matches the masked cache, and a cut whose window
  *   the reused cells lost is refused;
@@ -183,7 +185,7 @@ test("gemma3 iSWA: the context estimate is exact (llama.cpp's default swa_full: 
   }
 });
 
-test("gemma3 iSWA: a saved state holds the sliding layers' last n_swa positions only, so truncate refuses to cut it inside (the pipeline restores prefixes whole)", async () => {
+test("gemma3 iSWA: a saved state holds the sliding layers' last n_swa positions only, so truncate refuses to cut it inside (the pipeline saves prefixes cuttable)", async () => {
   const s = open('off');
   const t = open('off');
   const fresh = open('off');
@@ -280,5 +282,36 @@ test('gemma3 iSWA with swaFull: false (the sliding cache at GGML_PAD(n_swa + uba
     }
   } finally {
     for (const x of [s, full, ref, kept, fullSize]) x.dispose();
+  }
+});
+
+test('gemma3 iSWA: a cuttable snapshot (LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED) restores and cuts anywhere exactly as a cut in place', async () => {
+  const s = open('off');
+  try {
+    await s.prefill(prompt);
+    const plain = await s.snapshot();
+    const cuttable = await s.snapshot({ cuttable: true });
+    // the sliding layers' cells before the window are written too: per extra cell its meta
+    // (i32 pos, u32 n_seq_id, i32 seq_id) and its K and V over the 10 sliding layers
+    const st = s.stats();
+    assert.equal(cuttable.payload.length - plain.payload.length, (L - SHAPE.slidingWindow) * (12 + st.swaBytesPerCell));
+    for (const cut of [L - 10, L - SHAPE.slidingWindow - 5, 40]) {
+      const t = open('off');
+      const fresh = open('off');
+      try {
+        await t.restore(cuttable);
+        // the restored sliding cache counts the window of the last position, like a prefilled one
+        assert.deepEqual([t.stats().cells, t.stats().swaCells], [L, SHAPE.slidingWindow]);
+        t.truncate(cut);
+        assert.deepEqual([t.stats().cells, t.stats().swaCells], [cut, Math.min(cut, SHAPE.slidingWindow)]);
+        await fresh.prefill(prompt.slice(0, cut));
+        assert.equal(maxAbsDiff(await continueWith(t), await continueWith(fresh)), 0, `cut at ${cut}`);
+      } finally {
+        t.dispose();
+        fresh.dispose();
+      }
+    }
+  } finally {
+    s.dispose();
   }
 });
