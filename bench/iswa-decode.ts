@@ -5,7 +5,13 @@
  * full attention; SnapKV on the global layers (L -> B; the sliding layers keep their window);
  * a plain context of B tokens (the physical bound of a B-cell global cache).
  *
- *   node --import tsx bench/iswa-decode.ts [--prompt 8192] [--decode 32] [--budget 1024] [--layers 18] [--embd 1024] [--threads N] [--decode-threads N] [--from-state]
+ *   node --import tsx bench/iswa-decode.ts [--prompt 8192] [--decode 32] [--budget 1024] [--layers 18] [--embd 1024] [--threads N] [--decode-threads N] [--from-state] [--no-swa-full | --both-swa-full]
+ *
+ * --both-swa-full runs the three caches twice in one run, with swa_full true then false (six
+ * sessions decoding in turns), so that the sliding cache's size is compared side by side too.
+ * --no-swa-full opens every session with `swaFull: false` (llama_context_params.swa_full): the
+ * sliding layers' cache holds GGML_PAD(n_swa + ubatch, 256) cells and reuses the ones its window
+ * passed, so at decode the sliding layers scan about that many cells instead of the context's.
  *
  * --decode-threads N decodes every session on N threads and prefills on the default count. Without
  * it (nor --threads) the engine's default follows the cache length (threads.ts decodeThreadsFor:
@@ -35,7 +41,7 @@ import { ensureSyntheticModel } from '../src/engine/synthetic';
 
 async function main() {
   const { values } = parseArgs({
-    options: { prompt: { type: 'string' }, decode: { type: 'string' }, budget: { type: 'string' }, layers: { type: 'string' }, embd: { type: 'string' }, threads: { type: 'string' }, 'from-state': { type: 'boolean' }, 'decode-threads': { type: 'string' } },
+    options: { prompt: { type: 'string' }, decode: { type: 'string' }, budget: { type: 'string' }, layers: { type: 'string' }, embd: { type: 'string' }, threads: { type: 'string' }, 'from-state': { type: 'boolean' }, 'decode-threads': { type: 'string' }, 'no-swa-full': { type: 'boolean' }, 'both-swa-full': { type: 'boolean' } },
   });
   const L = Number(values.prompt ?? 8192);
   const nDecode = Number(values.decode ?? 32);
@@ -53,7 +59,9 @@ async function main() {
   const decodeTokens = Array.from({ length: nDecode }, rand);
 
   const runs: { label: string; session: EngineSession; prefillMs: number; snapMs: number; ms: number; cells: number; swaCells: number; kvBytes: number }[] = [];
-  const open = (n: number) => createSession(model, { contextSize: n + nDecode + 8, snapWindow: 32, threads, threadsBatch, flashAttention: 'on' });
+  const swaFulls = values['both-swa-full'] ? [true, false] : [!values['no-swa-full']];
+  let swaFull = swaFulls[0]!;
+  const open = (n: number) => createSession(model, { contextSize: n + nDecode + 8, snapWindow: 32, threads, threadsBatch, flashAttention: 'on', swaFull });
   /** --from-state: the saved first n - 32 tokens of the last n of the prompt, and how long their prefill took. */
   const saved = new Map<number, { snap: SessionSnapshot; ms: number }>();
   const savedPrefix = async (n: number) => {
@@ -69,7 +77,10 @@ async function main() {
     }
     return s;
   };
-  for (const kind of ['full', 'snap', 'plain'] as const) {
+  const plan = swaFulls.flatMap((f) => (['full', 'snap', 'plain'] as const).map((kind) => ({ kind, f })));
+  for (const { kind, f } of plan) {
+    if (f !== swaFull) saved.clear();
+    swaFull = f;
     const n = kind === 'plain' ? B : L;
     const session = open(n);
     const t0 = performance.now();
@@ -82,7 +93,9 @@ async function main() {
     const prefillMs = performance.now() - t0;
     const snapMs = kind === 'snap' ? (await session.snap({ window: 32, budget: B })).ms : 0;
     const st = session.stats();
-    const label = kind === 'full' ? `full attention, L = ${L}` : kind === 'snap' ? `SnapKV global layers, L = ${L} -> B = ${B}` : `plain context of ${B} tokens`;
+    const label =
+      (kind === 'full' ? `full attention, L = ${L}` : kind === 'snap' ? `SnapKV global layers, L = ${L} -> B = ${B}` : `plain context of ${B} tokens`) +
+      (swaFulls.length > 1 ? `, swa_full ${f} (${st.swaKvSize} sliding cells)` : '');
     runs.push({ label, session, prefillMs, snapMs, ms: 0, cells: st.cells, swaCells: st.swaCells, kvBytes: st.kvBytes });
     console.error(`# ${label}: prefill ${(prefillMs / 1000).toFixed(1)} s`);
   }
@@ -95,7 +108,7 @@ async function main() {
   }
   const base = runs[0]!;
   const weights = model.info.sizeBytes;
-  console.log(`synthetic gemma3: ${shape.nLayer} layers (${Math.floor(shape.nLayer / 6)} global), d ${nEmbd}, 4/1 heads, head size ${nEmbd / 4}, window 512, F32 weights (${weights} B), F16 KV, flash attention on; ${nDecode} decode steps each, ${decodeThreads !== undefined ? `decode on ${decodeThreads} thread(s), prefill on ${values.threads ?? 'the default count'}` : `${threads ?? 'default'} threads`}${values['from-state'] ? '; caches restored from a saved prefix (--from-state)' : ''}`);
+  console.log(`synthetic gemma3: ${shape.nLayer} layers (${Math.floor(shape.nLayer / 6)} global), d ${nEmbd}, 4/1 heads, head size ${nEmbd / 4}, window 512, F32 weights (${weights} B), F16 KV, flash attention on; ${nDecode} decode steps each, ${decodeThreads !== undefined ? `decode on ${decodeThreads} thread(s), prefill on ${values.threads ?? 'the default count'}` : `${threads ?? 'default'} threads`}${values['from-state'] ? '; caches restored from a saved prefix (--from-state)' : ''}${swaFulls.length > 1 ? '; swa_full true and false (--both-swa-full)' : `; swa_full ${swaFull} (sliding cache ${runs[0]!.session.stats().swaKvSize} cells)`}`);
   console.log('| cache | global cells | sliding cells | KV bytes | bytes/token (weights + KV) | snap ms | decode ms/token | decode tok/s | speed-up | bound (weights + KV_L) / (weights + KV) |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of runs) {

@@ -8,6 +8,37 @@ import type { FollowUpResult } from './follow-up';
 import { summarize, type PromptFidelity, type Summary } from './metrics';
 import type { EvictionPolicy, PolicyFamily } from './policy';
 import type { RetrievalItem, RetrievalItemResult } from './retrieval';
+import type { ModelMetadata } from '../../src/models/metadata';
+
+/** The attention shape the fidelity JSON records for its model (`meta.model`). */
+export interface ModelShapeRecord {
+  nLayer: number;
+  nHeadKv: number;
+  nHead: number;
+  /**
+   * K head size [channels]: the GGUF's `<arch>.attention.key_length` (n_embd / n_head only when the
+   * key is absent). Gemma 3 270M: 256, where n_embd / n_head = 640 / 4 = 160.
+   */
+  headSize: number;
+  /** V head size [channels], recorded only where it differs from headSize (`attention.value_length`). */
+  valueHeadSize?: number;
+  nCtxTrain: number;
+}
+
+/**
+ * The model's attention shape as the fidelity JSON records it, from the GGUF header (layers, heads,
+ * head sizes: `readModelMetadata`) and llama.cpp's training context.
+ */
+export function modelShapeRecord(meta: ModelMetadata, nCtxTrain: number): ModelShapeRecord {
+  return {
+    nLayer: meta.blockCount,
+    nHeadKv: meta.headCountKv,
+    nHead: meta.headCount,
+    headSize: meta.keyLength,
+    ...(meta.valueLength !== meta.keyLength ? { valueHeadSize: meta.valueLength } : {}),
+    nCtxTrain,
+  };
+}
 
 /** One policy as recorded. */
 export interface PolicyRecord {

@@ -54,7 +54,7 @@ import type { EvictionPolicy } from './policy';
 import { baselines, DEFAULT_SNAPKV_ID, snapKvGrid, SnapKvPolicy } from './policies';
 import { writePlots } from './plot';
 import { DEFAULT_GENERATOR, generatePrompts, readPromptCache, writePromptCache, type Prompt, type PromptCache } from './prompts';
-import { checkTargets, followUpReport, markdownTable, resultRows, retrievalReport, type PolicyRecord } from './report';
+import { checkTargets, followUpReport, markdownTable, modelShapeRecord, resultRows, retrievalReport, type PolicyRecord } from './report';
 import { generateRetrieval, runRetrievalItem, type RetrievalCache, type RetrievalItemResult } from './retrieval';
 import { SNAP_DEFAULTS } from '../../src/config/snap-options';
 
@@ -242,7 +242,6 @@ async function main(): Promise<void> {
     };
   });
 
-  const headSize = model.info.nEmbd / model.info.nHead;
   const report = {
     issue: source === 'stories' ? 7 : 13,
     meta: {
@@ -250,11 +249,7 @@ async function main(): Promise<void> {
         file: path.basename(modelFile),
         label: bench.label,
         sha256: bench.sha256,
-        nLayer: model.info.nLayer,
-        nHeadKv: model.info.nHeadKv,
-        nHead: model.info.nHead,
-        headSize,
-        nCtxTrain: model.info.nCtxTrain,
+        ...modelShapeRecord(model.meta, model.info.nCtxTrain),
         ...(bench.id === 'tiny' ? { trainedSequenceLength: 512 } : {}),
       },
       engine: { kvCacheType: kv, flashAttention: 'off', threads, contextSize },

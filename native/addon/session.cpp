@@ -35,7 +35,7 @@ void Session::Init(Napi::Env env, Napi::Object exports) {
     exports.Set("Session", f);
 }
 
-// new Session(model, { contextSize, batchSize, ubatchSize, seqMax, threads, threadsBatch, flashAttention, typeK, typeV })
+// new Session(model, { contextSize, batchSize, ubatchSize, seqMax, threads, threadsBatch, flashAttention, typeK, typeV, swaFull })
 Session::Session(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Session>(info) {
     auto env = info.Env();
     if (info.Length() < 1 || !info[0].IsObject()) {
@@ -60,6 +60,7 @@ Session::Session(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Session>(in
     cp.flash_attn_type = fa == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : fa == "off" ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
     cp.type_k = parse_type(env, opt<std::string>(o, "typeK", "f16"));
     cp.type_v = parse_type(env, opt<std::string>(o, "typeV", "f16"));
+    cp.swa_full = opt<bool>(o, "swaFull", cp.swa_full);
 
     ctx = llama_init_from_model(m->model, cp);
     if (!ctx) {
@@ -125,16 +126,20 @@ Napi::Value Session::Decode(const Napi::CallbackInfo & info) {
         resolve_undefined);
 }
 
-// stateGet(seqId) -> Promise<Buffer>: llama_state_seq_get_data (cells, positions, K and V)
+// stateGet(seqId, keepMaskedSliding = false) -> Promise<Buffer>: llama_state_seq_get_data_ext
+// (cells, positions, K and V); keepMaskedSliding: LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED (patch
+// 0008: a sliding-window cache writes the cells its window masks too)
 Napi::Value Session::StateGet(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     check(env);
     llama_context * c = ctx;
     const llama_seq_id seq = info[0].As<Napi::Number>().Int32Value();
+    const llama_state_seq_flags flags = info.Length() > 1 && info[1].IsBoolean() && info[1].As<Napi::Boolean>().Value()
+        ? LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED : LLAMA_STATE_SEQ_FLAGS_NONE;
     return PromiseWorker<std::vector<uint8_t>>::run(env,
-        [c, seq]() {
-            std::vector<uint8_t> data(llama_state_seq_get_size(c, seq));
-            const size_t n = llama_state_seq_get_data(c, data.data(), data.size(), seq);
+        [c, seq, flags]() {
+            std::vector<uint8_t> data(llama_state_seq_get_size_ext(c, seq, flags));
+            const size_t n = llama_state_seq_get_data_ext(c, data.data(), data.size(), seq, flags);
             if (n == 0 && !data.empty()) {
                 throw std::runtime_error("failed to copy the sequence state");
             }

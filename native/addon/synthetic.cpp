@@ -7,7 +7,7 @@
 
 namespace reposnap_addon {
 
-// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed }) -> Promise<void>
+// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed, architecture, slidingWindow, nExpert, nExpertUsed, sinkLogit, swaPattern }) -> Promise<void>
 Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     backend_init();
@@ -25,6 +25,12 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     sh.wtype          = parse_type(env, opt<std::string>(o, "weightType", "f16"));
     sh.arch           = opt<std::string>(o, "architecture", "llama");
     sh.n_swa          = (uint32_t) opt<int32_t>(o, "slidingWindow", 0);
+    sh.n_expert       = (uint32_t) opt<int32_t>(o, "nExpert", (int32_t) sh.n_expert);
+    sh.n_expert_used  = (uint32_t) opt<int32_t>(o, "nExpertUsed", (int32_t) sh.n_expert_used);
+    sh.swa_pattern    = opt<int32_t>(o, "swaPattern", -1);
+    if (o.Has("sinkLogit")) {
+        sh.sink_logit = (float) o.Get("sinkLogit").As<Napi::Number>().DoubleValue();
+    }
     if (sh.n_head == 0 || sh.n_head_kv == 0 || sh.n_embd % sh.n_head != 0 || sh.n_head % sh.n_head_kv != 0) {
         throw Napi::RangeError::New(env, "need n_embd % n_head == 0 and n_head % n_head_kv == 0");
     }
@@ -36,7 +42,11 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
         [path, sh]() {
             // llama_model_save_to_file refuses the interleaved sliding-window architectures whose
             // pattern it cannot write: those are written from the recorded metadata and tensors
-            const bool direct = sh.arch == "gemma3" || sh.arch == "cohere2";
+            // (gpt-oss and the guard tests' architectures too, so that the file holds exactly the
+            // metadata make_synthetic_model set; no pattern key: the loaders' default patterns are
+            // the ones the models were built with)
+            const bool direct = sh.arch == "gemma3" || sh.arch == "cohere2" || sh.arch == "gpt-oss" ||
+                sh.arch == "llama4" || sh.arch == "deepseek2" || sh.arch == "mamba" || sh.arch == "jamba";
             reposnap::synthetic_record rec;
             llama_model * model = reposnap::make_synthetic_model(sh, 0, direct ? &rec : nullptr);
             if (!model) {

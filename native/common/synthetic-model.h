@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <thread>
@@ -29,7 +30,11 @@ struct synthetic_shape {
     ggml_type wtype     = GGML_TYPE_F16; // 2-D weights; norms stay F32
     uint32_t  seed      = 1;
     std::string arch    = "llama";       // another architecture for guard tests (bloom: ALiBi, gemma2: SWA, qwen2vl: M-RoPE)
-    uint32_t  n_swa     = 0;             // sliding window (gemma2)
+    uint32_t  n_swa     = 0;             // sliding window (gemma2, gemma3, cohere2, gpt-oss)
+    uint32_t  n_expert      = 4;         // gpt-oss only: experts per layer (n_ff is each expert's FFN width)
+    uint32_t  n_expert_used = 2;         // gpt-oss only: experts routed per token
+    int32_t   swa_pattern   = -1;        // attention.sliding_window_pattern (the period; 0: every layer sliding); -1: not written (the architecture's default)
+    float     sink_logit    = NAN;       // gpt-oss only: every learned attention sink (blk.N.attn_sinks) set to this logit; NaN: random like the other weights
 };
 
 // A SentencePiece-style vocabulary of n tokens: <unk>, <s>, </s>, the 256 byte tokens, then dummy
@@ -74,6 +79,11 @@ inline void synthetic_tensor_data(ggml_tensor * t, void * ud) {
     auto ends_with = [&](const char * s) { const size_t n = strlen(s); return name.size() >= n && name.compare(name.size() - n, n, s) == 0; };
     if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0 || name.find("norm") != std::string::npos) {
         std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
+        ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
+        return;
+    }
+    if (ends_with("attn_sinks.weight") && !std::isnan(sh.sink_logit)) {
+        std::vector<float> v(ggml_nelements(t), sh.sink_logit);
         ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
         return;
     }
@@ -152,6 +162,56 @@ inline llama_model * make_synthetic_model(const synthetic_shape & sh, int n_gpu_
     if (sh.n_swa > 0) {
         gguf_set_val_u32(meta, key("attention.sliding_window").c_str(), sh.n_swa);
     }
+    if (sh.swa_pattern >= 0) {
+        gguf_set_val_u32(meta, key("attention.sliding_window_pattern").c_str(), (uint32_t) sh.swa_pattern);
+    }
+    if (a == "cohere2") {
+        // llama_model_cohere2::load_arch_hparams requires the output logit scale
+        gguf_set_val_f32(meta, key("logit_scale").c_str(), 1.0f);
+    }
+    if (a == "gpt-oss") {
+        // llama_model_openai_moe: a mixture of experts in every layer (expert FFN width required)
+        gguf_set_val_u32(meta, key("expert_count").c_str(), sh.n_expert);
+        gguf_set_val_u32(meta, key("expert_used_count").c_str(), sh.n_expert_used);
+        gguf_set_val_u32(meta, key("expert_feed_forward_length").c_str(), sh.n_ff);
+    }
+    // guard tests (test/engine/guards.test.ts): the attention variants SnapKV refuses
+    if (a == "llama4") {
+        // no sliding_window key: chunked attention (chunks of 8192, 3 chunked layers to 1 full)
+        // and a mixture of experts in every layer (interleave step 1)
+        gguf_set_val_u32(meta, key("expert_count").c_str(), sh.n_expert);
+        gguf_set_val_u32(meta, key("expert_used_count").c_str(), 1);
+        gguf_set_val_u32(meta, key("expert_feed_forward_length").c_str(), sh.n_ff);
+        gguf_set_val_u32(meta, key("interleave_moe_layer_step").c_str(), 1);
+    }
+    if (a == "deepseek2") {
+        // multi-head latent attention: the cache holds one latent row per layer and token
+        // (kv_lora_rank + the RoPE part), 1 KV "head"; dense FFNs only (every block leading)
+        const uint32_t n_rot = sh.n_embd/sh.n_head, kv_lora = 64;
+        gguf_set_val_u32(meta, key("leading_dense_block_count").c_str(), sh.n_layer);
+        gguf_set_val_u32(meta, key("expert_feed_forward_length").c_str(), sh.n_ff);
+        gguf_set_val_u32(meta, key("expert_shared_count").c_str(), 0);
+        gguf_set_val_u32(meta, key("attention.q_lora_rank").c_str(), 0);
+        gguf_set_val_u32(meta, key("attention.kv_lora_rank").c_str(), kv_lora);
+        gguf_set_val_u32(meta, key("attention.key_length_mla").c_str(), n_rot + 16);
+        gguf_set_val_u32(meta, key("attention.value_length_mla").c_str(), n_rot);
+        gguf_set_val_u32(meta, key("attention.key_length").c_str(), kv_lora + n_rot);
+        gguf_set_val_u32(meta, key("attention.value_length").c_str(), kv_lora);
+        gguf_set_val_u32(meta, key("attention.head_count_kv").c_str(), 1);
+    }
+    if (a == "mamba" || a == "jamba") {
+        // recurrent (Mamba) layers: every layer, or for jamba (hybrid) those with 0 KV heads
+        gguf_set_val_u32(meta, key("ssm.conv_kernel").c_str(), 4);
+        gguf_set_val_u32(meta, key("ssm.inner_size").c_str(), 2*sh.n_embd);
+        gguf_set_val_u32(meta, key("ssm.state_size").c_str(), 16);
+        gguf_set_val_u32(meta, key("ssm.time_step_rank").c_str(), std::max(1u, sh.n_embd/16));
+    }
+    if (a == "jamba") {
+        // even layers recurrent, odd layers attention
+        std::vector<uint32_t> kv(sh.n_layer);
+        for (uint32_t il = 0; il < sh.n_layer; ++il) kv[il] = il % 2 == 1 ? sh.n_head_kv : 0;
+        gguf_set_arr_data(meta, key("attention.head_count_kv").c_str(), GGUF_TYPE_UINT32, kv.data(), kv.size());
+    }
     if (a == "qwen2vl") {
         const int32_t sections[4] = { (int32_t) (sh.n_embd/sh.n_head/4), (int32_t) (sh.n_embd/sh.n_head/8), (int32_t) (sh.n_embd/sh.n_head/8), 0 };
         gguf_set_arr_data(meta, key("rope.dimension_sections").c_str(), GGUF_TYPE_INT32, sections, 4);
@@ -200,6 +260,11 @@ inline bool write_synthetic_gguf(synthetic_record & rec, const char * path) {
     ggml_init_params params = { rec.tensors.size()*ggml_tensor_overhead(), nullptr, true };
     ggml_context * ctx = ggml_init(params);
     for (auto & st : rec.tensors) {
+        // a tensor the loader creates twice (TENSOR_DUPLICATED: cohere2's output is its token
+        // embedding) is recorded twice with the same data; the file holds it once
+        if (gguf_find_tensor(rec.meta, st.name.c_str()) >= 0) {
+            continue;
+        }
         ggml_tensor * t = ggml_new_tensor(ctx, st.type, GGML_MAX_DIMS, st.ne);
         ggml_set_name(t, st.name.c_str());
         t->data = st.data.data();

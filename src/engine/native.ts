@@ -52,6 +52,8 @@ export interface NativeSessionOptions {
   flashAttention?: 'on' | 'off' | 'auto';
   typeK?: KvCacheType;
   typeV?: KvCacheType;
+  /** `llama_context_params.swa_full` (see {@link SessionOptions.swaFull}). Default true. */
+  swaFull?: boolean;
 }
 
 /** KV cache element types (ggml type names). Quantized V needs flash attention. */
@@ -153,8 +155,12 @@ export interface NativeSession {
   snapScore(seqId: number, params: { window: number; kernel: number; pooling: 'max' | 'avg' }): Promise<NativeSnapResult>;
   /** `llama_snapkv_compact_kept`: compacts the given kept positions ([nLayer][nHeadKv][budget], −1 padded rows). */
   compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
-  /** `llama_state_seq_get_data`: the sequence's cells, positions, K and V. */
-  stateGet(seqId: number): Promise<Buffer>;
+  /**
+   * `llama_state_seq_get_data_ext`: the sequence's cells, positions, K and V. keepMaskedSliding:
+   * `LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED` (patch 0008): a sliding-window cache writes the cells
+   * its window masks at the last position too (else only the window).
+   */
+  stateGet(seqId: number, keepMaskedSliding?: boolean): Promise<Buffer>;
   /**
    * `llama_state_seq_set_data` into an empty sequence; rejects when llama.cpp refuses the bytes (the
    * message carries `llama_snapkv_last_error`, e.g. an unknown SnapKV mask section version).
@@ -212,13 +218,32 @@ export interface SyntheticShape {
   weightType?: 'f32' | 'f16' | 'q8_0' | 'q4_0';
   seed?: number;
   /**
-   * Another architecture: 'gemma3' (interleaved sliding window: 5 local layers to 1 global, SnapKV
-   * compacts the global ones), and for guard tests 'bloom' (ALiBi), 'gemma2' (soft-capped logits),
-   * 'qwen2vl' (M-RoPE).
+   * Another architecture, with llama.cpp's default sliding-window pattern for it (SnapKV compacts
+   * the global layers): 'gemma3' (5 local layers to 1 global), 'cohere2' (3 local to 1 global; the
+   * global layers use no RoPE), 'gpt-oss' (alternating, sliding layers first; learned attention
+   * sinks `blk.N.attn_sinks` and a mixture of experts in every layer), and for guard tests 'bloom'
+   * (ALiBi), 'gemma2' (soft-capped logits), 'qwen2vl' (M-RoPE), 'llama4' (chunked attention),
+   * 'deepseek2' (multi-head latent attention), 'mamba' (recurrent), 'jamba' (hybrid: recurrent and
+   * attention layers).
    */
   architecture?: string;
-  /** Sliding-window size written to the metadata. */
+  /** Sliding-window size (tokens) written to the metadata. */
   slidingWindow?: number;
+  /**
+   * `attention.sliding_window_pattern` written to the metadata: the period of llama.cpp's
+   * `set_swa_pattern` (the last layer of each period is global; 0: every layer sliding). Absent:
+   * not written, the architecture's default.
+   */
+  swaPattern?: number;
+  /** gpt-oss only: experts per layer (default 4); `nFf` is each expert's FFN width. */
+  nExpert?: number;
+  /** gpt-oss only: experts routed per token (default 2). */
+  nExpertUsed?: number;
+  /**
+   * gpt-oss only: every learned attention sink (`blk.N.attn_sinks`, one logit per query head that
+   * joins each softmax row's denominator) set to this value; absent: random like the other weights.
+   */
+  sinkLogit?: number;
 }
 
 let cached: NativeAddon | undefined;

@@ -27,6 +27,16 @@ export interface SessionOptions {
   threadsBatch?: number;
   /** Observation window w armed for SnapKV capture before prefill (0 = no SnapKV). Default 32. */
   snapWindow?: number;
+  /**
+   * Interleaved sliding-window models (llama.cpp's `llama_kv_cache_iswa`): `llama_context_params.
+   * swa_full`. true (llama.cpp's default): the sliding-window layers' cache has the context's size
+   * and keeps the cells its window has passed (masked, still scanned at decode) until their slots
+   * are needed. false: it holds GGML_PAD(n_swa + ubatch, 256) cells and reuses the cells the
+   * window passed, so a truncation may find the window of its cut gone (`truncate` then throws).
+   * SnapKV compacts the global layers' cache alike with either. No effect on other models.
+   * Default true.
+   */
+  swaFull?: boolean;
 }
 
 /** Progress of a prefill. */
@@ -130,6 +140,7 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
       flashAttention: options.flashAttention ?? 'auto',
       typeK: options.kvCacheType ?? 'f16',
       typeV: options.kvCacheType ?? 'f16',
+      swaFull: options.swaFull ?? true,
     });
   } catch (e) {
     throw new EngineError((e as Error).message);
@@ -139,7 +150,15 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
   // explicit decode threads are kept as given; the default follows the cache length
   if (options.threads === undefined) session.adaptiveThreads = { threads: threads.threads, threadsBatch: options.threadsBatch ?? threads.threadsBatch };
   const w = options.snapWindow ?? 32;
-  if (w > 0) {
+  const st = native.kvStats(0);
+  if (w > 0 && st.swaKvSize > 0 && st.bytesPerCell === 0) {
+    // an interleaved sliding-window cache whose base (global-layer) cache holds no layer: llama.cpp's
+    // engine would refuse it as a cache sharing its cells (an empty layer list); say why instead
+    session.snapUnavailable = {
+      message: 'SnapKV refused: the model uses sliding-window attention in every layer (no global layers to compact; each layer already keeps only its window)',
+      status: addon.snapStatus.errModel,
+    };
+  } else if (w > 0) {
     try {
       session.armSnap(w);
     } catch (e) {
@@ -435,14 +454,27 @@ export class EngineSession {
   }
 
   /**
-   * Drops the tokens from position `pos` on (e.g. after a cancelled prefill).
-   * @throws EngineError on a compacted sequence (its cells no longer map to positions one to one).
+   * Drops the tokens from position `pos` on (e.g. after a cancelled prefill). On an interleaved
+   * sliding-window model the sliding layers' cache must still hold the whole window of position
+   * pos − 1 ({@link slidingWindowCells}): a restored state holds the last n_swa positions of its
+   * end only (llama.cpp's state_write skips the cells the window masks), and with `swaFull: false`
+   * the cells the window passed are reused, so a cut inside may find keys gone that the next tokens
+   * attend to. Then the sequence is left cut and this throws: clear it and prefill again.
+   * @throws EngineError on a compacted sequence (its cells no longer map to positions one to one),
+   *         or when the sliding-window layers lost part of the window of the cut.
    */
   truncate(pos: number): void {
     if (this.lastSnap) throw new EngineError('cannot truncate a compacted sequence');
     if (!this.native.seqRm(0, pos, -1)) throw new EngineError(`cannot truncate the sequence at ${pos}`);
     this.nPast = Math.min(this.nPast, pos);
     this.history.length = Math.min(this.history.length, pos);
+    const st = this.native.kvStats(0);
+    if (st.swaKvSize > 0 && pos > 0) {
+      const need = slidingWindowCells(this.model.meta.architecture, this.model.info.nSwa, pos - 1);
+      if (st.swaCells < need) {
+        throw new EngineError(`cannot truncate the sequence at ${pos}: the sliding-window layers' cache holds ${st.swaCells} of the ${need} positions of its window (a restored state keeps the last n_swa positions of its end only)`);
+      }
+    }
   }
 
   /** What this session's state files record and require. */
@@ -451,12 +483,17 @@ export class EngineSession {
   }
 
   /**
-   * Copies the sequence's cache into memory (`llama_state_seq_get_data`) with its tokens and
+   * Copies the sequence's cache into memory (`llama_state_seq_get_data_ext`) with its tokens and
    * identity: what a state file holds, without the file.
+   * @param opts.cuttable interleaved sliding-window models: the sliding layers' cache writes every
+   *   cell of the sequence it holds, not only the window of the last position
+   *   (`LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED`), so that the restored state can be cut
+   *   ({@link truncate}) anywhere the cache held the cells (swaFull, the default: a whole prefill).
+   *   Costs swaBytesPerCell per extra cell. No effect on other models.
    */
-  snapshot(): Promise<SessionSnapshot> {
+  snapshot(opts: { cuttable?: boolean } = {}): Promise<SessionSnapshot> {
     return this.exclusive(async () => {
-      const payload = await this.native.stateGet(0);
+      const payload = await this.native.stateGet(0, opts.cuttable ?? false);
       const header: StateHeader = { ...this.identity(), nPast: this.nPast, cells: this.native.kvStats(0).cells, snap: this.lastSnap, createdAt: Date.now() };
       return { header, tokens: Int32Array.from(this.history), payload };
     });
@@ -548,4 +585,15 @@ export { AbortError };
 /** The session-level view of a native compaction result. */
 function snapResult(r: NativeSnapResult): SnapResult {
   return { L: r.L, B: r.B, keptRows: r.kept, compacted: r.status === loadAddon().snapStatus.ok, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+}
+
+/**
+ * Positions the sliding-window layers attend to from position p (its window: what
+ * `llama_hparams::is_masked_swa` leaves visible): the last n_swa positions up to p for a standard
+ * sliding window (p − p0 < n_swa), and the positions of p's own chunk for llama4's chunked
+ * attention (p0 ≥ ⌊p / n_swa⌋ · n_swa, its only chunked architecture in llama.cpp).
+ */
+export function slidingWindowCells(architecture: string, nSwa: number, p: number): number {
+  if (p < 0 || nSwa <= 0) return 0;
+  return architecture === 'llama4' ? (p % nSwa) + 1 : Math.min(p + 1, nSwa);
 }

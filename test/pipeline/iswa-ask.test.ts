@@ -8,7 +8,8 @@
  *   records), the KV bytes before and after exactly; a model without sliding-window layers
  *   gets none of these fields;
  * - the per-workspace cache store: the uncompressed prefix saved to disk and restored (a hit,
- *   RAM copy off) keeps the same positions and gives the same answer as a cold run; a thread's
+ *   RAM copy off) keeps the same positions and gives the same answer as a cold run, and so does a
+ *   prefix that matches in part, restored and cut (saved with every sliding-layer cell); a thread's
  *   compressed iSWA cache saved and restored continues the thread (`continue`).
  */
 import '../extension/fake-vscode'; // src/chat/view.ts imports vscode
@@ -160,7 +161,7 @@ test("iSWA cache store: a thread's compressed cache saved and restored continues
   assert.equal(store.threadIndex('th')!.turns.length, 2);
 });
 
-test('iSWA cache store: a prefix that matches only in part is prefilled again (its saved sliding window cannot be cut), giving the positions and the answer of a cold run', async () => {
+test('iSWA cache store: a prefix that matches only in part is restored and cut (its sliding layers saved whole), giving the positions and the answer of a cold run', async () => {
   const repo2 = path.join(dir, 'repo-partial');
   fs.cpSync(repo, repo2, { recursive: true });
   const store = CacheStore.open(path.join(dir, 'store-partial'), { limits: { maxRamBytes: 0 }, onWarning: (m) => assert.fail(`unexpected cache warning: ${m}`) });
@@ -182,10 +183,11 @@ test('iSWA cache store: a prefix that matches only in part is prefilled again (i
     fs.writeFileSync(file, `${text.slice(0, at - 1)}9${text.slice(at)}`);
   }
   const partial = await ask({ repo: repo2, question: 'Which part adds 14?', store });
-  // llama.cpp saves the sliding layers' cache with its last n_swa positions only: a prefix cut
-  // inside would lack the window of the positions after the cut, so the pipeline prefills it
-  assert.equal(partial.stats.cache, 'miss');
-  assert.equal(partial.stats.reusedTokens, 0);
+  // the prefix was saved cuttable (every sliding-layer cell, patch 0008's state flag): restored,
+  // cut at the first changed token, and the rest prefilled
+  assert.equal(partial.stats.cache, 'partial');
+  assert.ok(partial.stats.reusedTokens >= 64, `reused ${partial.stats.reusedTokens}`);
+  assert.ok(partial.stats.reusedTokens < partial.stats.prefixTokens);
   const cold = await ask({ repo: repo2, question: 'Which part adds 14?' });
   assert.deepEqual([partial.stats.L, partial.stats.B, partial.stats.swaCells, partial.stats.kvBytesAfter], [cold.stats.L, cold.stats.B, cold.stats.swaCells, cold.stats.kvBytesAfter]);
   assert.deepEqual(partial.kept, cold.kept, 'partial: the same kept positions as cold');

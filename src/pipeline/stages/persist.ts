@@ -9,10 +9,14 @@ import type { Question } from './question';
 import type { Restored } from './restore';
 import { snapParams } from './snap';
 
-/** Saves the session (the repository prefix, just prefilled) unless it was restored whole or the store is off. */
+/**
+ * Saves the session (the repository prefix, just prefilled) unless it was restored whole or the store
+ * is off. Cuttable: an interleaved sliding-window model's sliding layers save every cell they hold,
+ * so that a later prompt that shares part of the prefix can restore it and cut it (restore.ts).
+ */
 export async function persistPrefix(q: Question, r: Restored): Promise<void> {
   const store = q.req.store;
-  if (store && r.outcome !== 'hit' && store.isEnabled) store.savePrefix(q.key, r.chain, await q.session.snapshot());
+  if (store && r.outcome !== 'hit' && store.isEnabled) store.savePrefix(q.key, r.chain, await q.session.snapshot({ cuttable: true }));
 }
 
 /** Saves the thread with its new turn and the session's compressed cache, and records the question. */

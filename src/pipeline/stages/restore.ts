@@ -2,8 +2,10 @@
  * Stage 1, restore: put into the session what the cache store has of this prompt. A `continue`
  * follow-up restores the thread's compressed cache (and does not re-snap); otherwise the longest
  * cached repository prefix is restored (memory, then disk), cut back so that SnapKV's window is
- * prefilled again; an interleaved sliding-window model's prefix only when it needs no cut (its
- * saved sliding-window cache holds the last n_swa positions only). Ends with the `cache` event.
+ * prefilled again. An interleaved sliding-window model's prefix is saved with every sliding-layer
+ * cell (persist.ts, `snapshot({ cuttable: true })`), so it can be cut too; one whose state lacks the
+ * sliding window of the cut (saved without them, or after a restore) is prefilled again. Ends with
+ * the `cache` event.
  */
 import { hashChain } from '../../cache/hash-chain';
 import type { CacheOutcome } from '../../cache/store';
@@ -82,16 +84,19 @@ async function restorePrefix(q: Question): Promise<Restored> {
     // SnapKV scores with the queries of the last w prompt tokens, captured only while they
     // are prefilled: a restored prefix that reaches into the window gives those tokens back
     const keep = snapNow ? Math.min(matched, windowStart(q)) : matched;
-    if (keep < session.position && session.stats().swaKvSize > 0) {
-      // an interleaved sliding-window model (Gemma 3): llama.cpp saves its sliding layers' cache
-      // with the last n_swa positions only (state_write skips the cells the window masks), so a
-      // state cut at keep < its end lacks the window of the positions after keep (measured on
-      // the synthetic gemma3: logits off by up to 3.4). Only a whole restored prefix is usable:
-      // prefill the repository instead (issue 17)
-      session.clear();
-      return r;
+    if (keep < session.position) {
+      try {
+        session.truncate(keep);
+      } catch (e) {
+        // an interleaved sliding-window model (Gemma 3) whose saved sliding layers lack part of the
+        // window of the cut (a state saved with the last n_swa positions only: llama.cpp's default
+        // state_write; measured on the synthetic gemma3: logits off by up to 3.4): prefill the
+        // repository instead (issue 17)
+        if (!(e instanceof EngineError) || session.stats().swaKvSize === 0) throw e;
+        session.clear();
+        return r;
+      }
     }
-    if (keep < session.position) session.truncate(keep);
     r.restoreMs = performance.now() - tr;
     r.reused = keep;
     r.outcome = matched === prefix.length ? 'hit' : 'partial';
