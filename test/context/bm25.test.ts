@@ -86,7 +86,7 @@ const PARAM_CHUNKS: Chunk[] = [
   chunk('toBuffer', 'lib/adapters/http.js', 'async function toBuffer(blob) {\n  return readBlob(blob);\n}'),
 ];
 
-test('chunks whose name the question spells out come first, each group by BM25 score; a named chunk sharing no term still comes, with score 0', () => {
+test('chunks whose name the question spells out come first, then the chunks using it, by BM25 score; the others are left out; a named chunk sharing no term still comes, with score 0', () => {
   const question = 'What is the name of the first parameter of the function `readBlob`?';
   const expected = bm25f(PARAM_CHUNKS, question);
   // BM25 alone: parseParameter (name, first, parameter ×3 …) outscores readBlob (readblob, read, blob)
@@ -94,7 +94,9 @@ test('chunks whose name the question spells out come first, each group by BM25 s
   assert.equal(expected[3], 0);
   const byScore = (indices: number[]): string[] => indices.filter((i) => expected[i]! > 0).sort((a, b) => expected[b]! - expected[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name);
   const ranked = rankChunks(PARAM_CHUNKS, question);
-  assert.deepEqual(ranked.map((r) => r.chunk.name), ['readBlob', ...byScore([0, 2, 3, 4, 5])]);
+  // readBlob, then its callers streamBody and toBuffer (their text uses `readBlob`); parseParameter
+  // and readCookie share only the question's plain words and are left out
+  assert.deepEqual(ranked.map((r) => r.chunk.name), ['readBlob', ...byScore([4, 5])]);
   for (const r of ranked) assert.ok(Math.abs(r.score - expected[PARAM_CHUNKS.indexOf(r.chunk)]!) < 2e-4, r.chunk.name);
   // the name in lower case, outside a code span, names nothing: plain BM25 order (of its own terms: `readblob` is not split)
   const plain = 'What is the name of the first parameter of the function readblob?';
@@ -106,8 +108,18 @@ test('chunks whose name the question spells out come first, each group by BM25 s
   assert.equal(rankChunks(PARAM_CHUNKS, plain)[0]!.chunk.name, 'parseParameter');
   // `on` is a stop word (no BM25 term), but the question names it
   assert.deepEqual(rankChunks(PARAM_CHUNKS, 'What does `on` do?').map((r) => [r.chunk.name, r.score]), [['on', 0]]);
-  // two chunks (no idf): every chunk named or sharing a term (readBlob shares `read`), the named one first
-  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What is `readCookie`?').map((r) => [r.chunk.name, r.score]), [['readCookie', 1], ['readBlob', 1]]);
+  // two chunks (no idf): every chunk named or sharing a term, with the same filter (readBlob
+  // shares `read` but does not use readCookie)
+  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What is `readCookie`?').map((r) => [r.chunk.name, r.score]), [['readCookie', 1]]);
+  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What does `read` do?').map((r) => [r.chunk.name, r.score]), [['readBlob', 1], ['readCookie', 1]]);
+  // a name no chunk defines (`current`) filters nothing: BM25 order of the question's terms
+  const doc = 'Which function reads the `current` blob by name?';
+  const docScores = bm25f(PARAM_CHUNKS, doc);
+  assert.deepEqual(
+    rankChunks(PARAM_CHUNKS, doc).map((r) => r.chunk.name),
+    [0, 1, 2, 3, 4, 5].filter((i) => docScores[i]! > 0).sort((a, b) => docScores[b]! - docScores[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name),
+  );
+  assert.ok(rankChunks(PARAM_CHUNKS, doc).length >= 4);
 });
 
 test('chunks are functions, methods, method-less types and constants, with their lines; a class with methods is split into them', async () => {

@@ -47,9 +47,13 @@ export function namedIdentifiers(question: string): Set<string> {
  * each term's weight stored to 4 decimals, over `codeTerms` of two fields: `name` (the defined
  * name and the path) and `body` (the text). Returns the named chunks and the chunks that share at
  * least one term with the question; a named chunk sharing no term (its name is a stop word or one
- * character) has score 0. Fewer than 3 chunks cannot be indexed (BM25's idf needs a collection):
- * then every chunk named or sharing a term with the question is returned, named first, with score 1.
- * Pure (a new index per call).
+ * character) has score 0. When some chunk defines a name the question spells out, the chunks
+ * that neither define nor use one (as a whole word of their text, case-sensitive) are left out:
+ * a question about `readBlob` then quotes `readBlob` and its callers, not chunks that only share
+ * the question's plain words (the 1.5B coder answered `str`, a variable of such a chunk quoted
+ * after readBlob's own; bench/repoqa/large, issue 15). Fewer than 3 chunks cannot be indexed
+ * (BM25's idf needs a collection): then every chunk named or sharing a term with the question is
+ * returned (with the same filter), named first, with score 1. Pure (a new index per call).
  */
 export function rankChunks(chunks: readonly Chunk[], question: string, options: Bm25Options = {}): ScoredChunk[] {
   const named = namedIdentifiers(question);
@@ -71,7 +75,14 @@ export function rankChunks(chunks: readonly Chunk[], question: string, options: 
       if (named.has(c.name) && !found.has(index)) scored.push({ index, score: 0 });
     });
   }
+  if (chunks.some((c) => named.has(c.name))) scored = scored.filter(({ index }) => named.has(chunks[index]!.name) || usesName(chunks[index]!.text, named));
   return scored
     .sort((a, b) => isNamed(chunks[a.index]!) - isNamed(chunks[b.index]!) || b.score - a.score || a.index - b.index)
     .map(({ index, score }) => ({ chunk: chunks[index]!, score }));
+}
+
+/** Whether `text` holds one of `names` as a whole word (a run of letters, digits, `_` and `$`), case-sensitive. */
+function usesName(text: string, names: ReadonlySet<string>): boolean {
+  for (const w of text.matchAll(/[\p{L}\p{N}_$]+/gu)) if (names.has(w[0])) return true;
+  return false;
 }
