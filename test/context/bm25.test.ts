@@ -111,15 +111,25 @@ test('chunks whose name the question spells out come first, then the chunks usin
   // two chunks (no idf): every chunk named or sharing a term, with the same filter (readBlob
   // shares `read` but does not use readCookie)
   assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What is `readCookie`?').map((r) => [r.chunk.name, r.score]), [['readCookie', 1]]);
-  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What does `read` do?').map((r) => [r.chunk.name, r.score]), [['readBlob', 1], ['readCookie', 1]]);
-  // a name no chunk defines (`current`) filters nothing: BM25 order of the question's terms
-  const doc = 'Which function reads the `current` blob by name?';
-  const docScores = bm25f(PARAM_CHUNKS, doc);
+  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What does `read` do?').map((r) => [r.chunk.name, r.score]), [['readCookie', 1]], 'readCookie uses `read`');
+  // a name no chunk defines keeps its users (readBlob's definition not among the chunks: in a file in full)
+  const withoutDefinition = PARAM_CHUNKS.filter((c) => c.name !== 'readBlob');
+  const usersScores = bm25f(withoutDefinition, question);
   assert.deepEqual(
-    rankChunks(PARAM_CHUNKS, doc).map((r) => r.chunk.name),
-    [0, 1, 2, 3, 4, 5].filter((i) => docScores[i]! > 0).sort((a, b) => docScores[b]! - docScores[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name),
+    rankChunks(withoutDefinition, question).map((r) => r.chunk.name),
+    [3, 4].sort((a, b) => usersScores[b]! - usersScores[a]! || a - b).map((i) => withoutDefinition[i]!.name),
   );
-  assert.ok(rankChunks(PARAM_CHUNKS, doc).length >= 4);
+  // a name no chunk defines or uses (`current`) leaves nothing, though BM25 matches plain words
+  const doc = 'Which function reads the `current` blob by name?';
+  assert.ok(bm25f(PARAM_CHUNKS, doc).filter((x) => x > 0).length >= 4);
+  assert.deepEqual(rankChunks(PARAM_CHUNKS, doc), []);
+  // no name spelled out: plain BM25
+  const plainDoc = 'Which function reads the blob by name?';
+  const plainDocScores = bm25f(PARAM_CHUNKS, plainDoc);
+  assert.deepEqual(
+    rankChunks(PARAM_CHUNKS, plainDoc).map((r) => r.chunk.name),
+    [0, 1, 2, 3, 4, 5].filter((i) => plainDocScores[i]! > 0).sort((a, b) => plainDocScores[b]! - plainDocScores[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name),
+  );
 });
 
 test('chunks are functions, methods, method-less types and constants, with their lines; a class with methods is split into them', async () => {

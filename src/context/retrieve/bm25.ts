@@ -47,11 +47,12 @@ export function namedIdentifiers(question: string): Set<string> {
  * each term's weight stored to 4 decimals, over `codeTerms` of two fields: `name` (the defined
  * name and the path) and `body` (the text). Returns the named chunks and the chunks that share at
  * least one term with the question; a named chunk sharing no term (its name is a stop word or one
- * character) has score 0. When some chunk defines a name the question spells out, the chunks
- * that neither define nor use one (as a whole word of their text, case-sensitive) are left out:
- * a question about `readBlob` then quotes `readBlob` and its callers, not chunks that only share
- * the question's plain words (the 1.5B coder answered `str`, a variable of such a chunk quoted
- * after readBlob's own; bench/repoqa/large, issue 15). Fewer than 3 chunks cannot be indexed
+ * character) has score 0. When the question spells out names, the chunks that neither define
+ * nor use one (as a whole word of their text, case-sensitive) are left out, even when that leaves
+ * none (the definition may be in a file in full, which has no chunks): a question about
+ * `readBlob` then quotes `readBlob` and its callers, not chunks that only share the question's
+ * plain words (the 1.5B coder answered `str`, a variable of such a chunk quoted after readBlob's
+ * own; bench/repoqa/large, issue 15). Fewer than 3 chunks cannot be indexed
  * (BM25's idf needs a collection): then every chunk named or sharing a term with the question is
  * returned (with the same filter), named first, with score 1. Pure (a new index per call).
  */
@@ -75,7 +76,7 @@ export function rankChunks(chunks: readonly Chunk[], question: string, options: 
       if (named.has(c.name) && !found.has(index)) scored.push({ index, score: 0 });
     });
   }
-  if (chunks.some((c) => named.has(c.name))) scored = scored.filter(({ index }) => named.has(chunks[index]!.name) || usesName(chunks[index]!.text, named));
+  if (named.size > 0) scored = scored.filter(({ index }) => named.has(chunks[index]!.name) || usesName(chunks[index]!.text, named));
   return scored
     .sort((a, b) => isNamed(chunks[a.index]!) - isNamed(chunks[b.index]!) || b.score - a.score || a.index - b.index)
     .map(({ index, score }) => ({ chunk: chunks[index]!, score }));
