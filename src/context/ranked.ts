@@ -25,13 +25,15 @@ export interface RankedShares {
    * packing keeps them) after the files chosen by rank: those take the tree and files up to
    * `full − smallest` of the budget, then the smallest remaining files fill up to `full`. Small
    * files cost few tokens each, and questions are often about them (the inside subset of
-   * bench/repoqa/large). Default 0: every file in full is chosen by rank.
+   * bench/repoqa/large). Default 0.3 (or `full` when that is set lower): measured in bench/repoqa/large (issue 15)
+   * on pino and axios at a 2,048-token context, 0.3 answered 80 % of the inside questions against
+   * 70 % with 0 (every file in full by rank), at the same 53.3 % outside.
    */
   smallest?: number;
 }
 
 /** Default `RankedShares`. */
-export const DEFAULT_RANKED_SHARES: Required<RankedShares> = { tree: 0.1, full: 0.6, smallest: 0 };
+export const DEFAULT_RANKED_SHARES: Required<RankedShares> = { tree: 0.1, full: 0.6, smallest: 0.3 };
 
 /** A section of the packed prompt, in prompt order (`PackResult.sections`). */
 export interface PackSection {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createTagsParser } from '../../src/context/map/tags';
-import { rankChunks } from '../../src/context/retrieve/bm25';
+import { namedIdentifiers, rankChunks } from '../../src/context/retrieve/bm25';
 import { chunksOf, type Chunk } from '../../src/context/retrieve/chunks';
 import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { formatRetrievalSection } from '../../src/context/retrieve/section';
@@ -70,15 +70,84 @@ test('a question with no known term retrieves nothing; two chunks (too few for i
   assert.deepEqual(rankChunks(CHUNKS.slice(0, 2), 'the workspace').map((r) => [r.chunk.name, r.score]), [['workspaceCacheDir', 1]]);
 });
 
-test('chunks are functions, methods and method-less types, with their lines; a class with methods is split into them', async () => {
-  const text = 'export const A = 1;\nexport class Box {\n  open() {\n    return 1;\n  }\n}\nexport interface Shape {\n  x: number;\n}\nfunction f() {}\n';
+test('a question names the words of its code spans and its compound identifiers, case kept', () => {
+  assert.deepEqual([...namedIdentifiers('What does `end` do in parseStream? See `lib/time.js` and max_int, not Which or name.')], ['end', 'lib', 'time', 'js', 'parseStream', 'max_int']);
+  assert.deepEqual([...namedIdentifiers('What is the name of the first parameter of the function?')], []);
+  assert.deepEqual([...namedIdentifiers('is isURL like $el_2?')], ['isURL', '$el_2']);
+});
+
+/** Chunks where BM25 alone puts a caller rich in the question's plain words above the function the question names. */
+const PARAM_CHUNKS: Chunk[] = [
+  chunk('parseParameter', 'lib/headers.js', 'function parseParameter(name) {\n  const parameterName = name.trim();\n  const first = parameterName[0];\n  return first + parameterName;\n}'),
+  chunk('readBlob', 'lib/helpers/readBlob.js', 'const readBlob = async function* (blob) {\n  yield blob;\n}'),
+  chunk('readCookie', 'lib/cookies.js', 'const readCookie = (name) => cookies.read(name);'),
+  chunk('on', 'lib/events.js', 'const on = (event, fn) => listeners.push([event, fn]);'),
+  chunk('streamBody', 'lib/adapters/fetch.js', 'const streamBody = (blob) => readBlob(blob);'),
+  chunk('toBuffer', 'lib/adapters/http.js', 'async function toBuffer(blob) {\n  return readBlob(blob);\n}'),
+];
+
+test('chunks whose name the question spells out come first, then the chunks using it, by BM25 score; the others are left out; a named chunk sharing no term still comes, with score 0', () => {
+  const question = 'What is the name of the first parameter of the function `readBlob`?';
+  const expected = bm25f(PARAM_CHUNKS, question);
+  // BM25 alone: parseParameter (name, first, parameter ×3 …) outscores readBlob (readblob, read, blob)
+  assert.ok(expected[0]! > expected[1]!, `parseParameter ${expected[0]} vs readBlob ${expected[1]}`);
+  assert.equal(expected[3], 0);
+  const byScore = (indices: number[]): string[] => indices.filter((i) => expected[i]! > 0).sort((a, b) => expected[b]! - expected[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name);
+  const ranked = rankChunks(PARAM_CHUNKS, question);
+  // readBlob, then its callers streamBody and toBuffer (their text uses `readBlob`); parseParameter
+  // and readCookie share only the question's plain words and are left out
+  assert.deepEqual(ranked.map((r) => r.chunk.name), ['readBlob', ...byScore([4, 5])]);
+  for (const r of ranked) assert.ok(Math.abs(r.score - expected[PARAM_CHUNKS.indexOf(r.chunk)]!) < 2e-4, r.chunk.name);
+  // the name in lower case, outside a code span, names nothing: plain BM25 order (of its own terms: `readblob` is not split)
+  const plain = 'What is the name of the first parameter of the function readblob?';
+  const plainScores = bm25f(PARAM_CHUNKS, plain);
+  assert.deepEqual(
+    rankChunks(PARAM_CHUNKS, plain).map((r) => r.chunk.name),
+    [0, 1, 2, 3, 4, 5].filter((i) => plainScores[i]! > 0).sort((a, b) => plainScores[b]! - plainScores[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name),
+  );
+  assert.equal(rankChunks(PARAM_CHUNKS, plain)[0]!.chunk.name, 'parseParameter');
+  // `on` is a stop word (no BM25 term), but the question names it
+  assert.deepEqual(rankChunks(PARAM_CHUNKS, 'What does `on` do?').map((r) => [r.chunk.name, r.score]), [['on', 0]]);
+  // two chunks (no idf): every chunk named or sharing a term, with the same filter (readBlob
+  // shares `read` but does not use readCookie)
+  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What is `readCookie`?').map((r) => [r.chunk.name, r.score]), [['readCookie', 1]]);
+  assert.deepEqual(rankChunks(PARAM_CHUNKS.slice(1, 3), 'What does `read` do?').map((r) => [r.chunk.name, r.score]), [['readCookie', 1]], 'readCookie uses `read`');
+  // a name no chunk defines keeps its users (readBlob's definition not among the chunks: in a file in full)
+  const withoutDefinition = PARAM_CHUNKS.filter((c) => c.name !== 'readBlob');
+  const usersScores = bm25f(withoutDefinition, question);
+  assert.deepEqual(
+    rankChunks(withoutDefinition, question).map((r) => r.chunk.name),
+    [3, 4].sort((a, b) => usersScores[b]! - usersScores[a]! || a - b).map((i) => withoutDefinition[i]!.name),
+  );
+  // a name no chunk defines or uses (`current`) leaves nothing, though BM25 matches plain words
+  const doc = 'Which function reads the `current` blob by name?';
+  assert.ok(bm25f(PARAM_CHUNKS, doc).filter((x) => x > 0).length >= 4);
+  assert.deepEqual(rankChunks(PARAM_CHUNKS, doc), []);
+  // no name spelled out: plain BM25
+  const plainDoc = 'Which function reads the blob by name?';
+  const plainDocScores = bm25f(PARAM_CHUNKS, plainDoc);
+  assert.deepEqual(
+    rankChunks(PARAM_CHUNKS, plainDoc).map((r) => r.chunk.name),
+    [0, 1, 2, 3, 4, 5].filter((i) => plainDocScores[i]! > 0).sort((a, b) => plainDocScores[b]! - plainDocScores[a]! || a - b).map((i) => PARAM_CHUNKS[i]!.name),
+  );
+});
+
+test('chunks are functions, methods, method-less types and constants, with their lines; a class with methods is split into them', async () => {
+  const text =
+    'export const A = 1;\nexport class Box {\n  open() {\n    return 1;\n  }\n}\nexport interface Shape {\n  x: number;\n}\nfunction f() {}\n' +
+    'const LIMITS = {\n  max: 2147483647,\n};\nconst made = (() => {\n  function inner() {}\n  return inner;\n})();\n';
   const tags = await createTagsParser().parse(text, 'typescript');
   assert.deepEqual(
     chunksOf('a.ts', text, tags).map((c) => [c.name, c.startLine, c.endLine, c.text]),
     [
+      // a constant is a chunk of its own (its value is nowhere else when its file is neither in full nor in the map)
+      ['A', 1, 1, 'export const A = 1;'],
       ['open', 3, 5, '  open() {\n    return 1;\n  }'],
       ['Shape', 7, 9, 'export interface Shape {\n  x: number;\n}'],
       ['f', 10, 10, 'function f() {}'],
+      ['LIMITS', 11, 13, 'const LIMITS = {\n  max: 2147483647,\n};'],
+      // `made` holds the function `inner`: retrieved as `inner`, like a class's methods
+      ['inner', 15, 15, '  function inner() {}'],
     ],
   );
 });

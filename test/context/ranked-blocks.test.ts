@@ -20,18 +20,23 @@ test('each map-only file carries its map block tokens and its offset in the map 
     'a.py': `def alpha_fn(y):\n    return y\n${'# pad\n'.repeat(60)}`,
   });
   const r = await packRepository(root, { tokenBudget: 60, countTokens: quarterChars, packing: 'ranked', tagsCache: new TagsCache({ parser }), rankedShares: { tree: 0, full: 0 } });
-  // 60 tokens: the map (43) and no file in full (each is over 100); no tree (share 0)
+  // 60 tokens: the map (48) and no file in full (each is over 100); no tree (share 0)
   assert.deepEqual(r.sections.map((s) => s.kind), ['map']);
   const map = r.sections.find((s) => s.kind === 'map')!;
   // the map section, by hand:
-  //   "Repository map (files not shown in full: line: definition)\n```\n"  59 + 4 = 63 chars → 16 tokens
+  //   "Repository map (files not shown in full, each definition after its line number)\n```\n"
+  //                                                                         80 + 4 = 84 chars → 21 tokens
   //   "a.py:\n  1: def alpha_fn(y):\n"                                     6 + 22 = 28 chars → 7 tokens
   //   "b.py:\n  1: def beta_fn(x):\n"                                      6 + 21 = 27 chars → 7 tokens
   //   "big.ts:\n  1: export function keepMe(): number {\n"                 8 + 40 = 48 chars → 12 tokens
   //   "```\n"
-  assert.equal(map.text, 'Repository map (files not shown in full: line: definition)\n```\na.py:\n  1: def alpha_fn(y):\nb.py:\n  1: def beta_fn(x):\nbig.ts:\n  1: export function keepMe(): number {\n```\n');
+  assert.equal(
+    map.text,
+    'Repository map (files not shown in full, each definition after its line number)\n```\na.py:\n  1: def alpha_fn(y):\nb.py:\n  1: def beta_fn(x):\nbig.ts:\n  1: export function keepMe(): number {\n```\n',
+  );
+  assert.ok(!map.text.includes('line:'), 'no `line:` for the model to copy into a citation');
   const byPath = Object.fromEntries(r.mapped.map((m) => [m.path, [m.offset, m.tokens]]));
-  assert.deepEqual(byPath, { 'a.py': [16, 7], 'b.py': [23, 7], 'big.ts': [30, 12] });
+  assert.deepEqual(byPath, { 'a.py': [21, 7], 'b.py': [28, 7], 'big.ts': [35, 12] });
 });
 
 test('each retrieved chunk carries its block tokens and its offset in the retrieval section', async () => {

@@ -16,23 +16,25 @@
  * test/bench/repoqa-large.test.ts checks that askRepository prefills exactly these tokens.
  */
 import { packRepository, type Packing, type PackResult, type RankedShares } from '../../../src/context/pack';
+import { DEFAULT_RANKED_SHARES } from '../../../src/context/ranked';
 import { retrieveChunks } from '../../../src/context/retrieve/retrieve';
 import type { EngineModel } from '../../../src/engine/model';
 import { questionReserve, threadRoom } from '../../../src/pipeline/ask';
 import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../../../src/prompt/prompt';
 
 /**
- * The packings compared: the issue's three (the `summary` rows' `packing`) and
- * `ranked+small+map+retrieval`, an attempt at the `inside` subset measured after them
- * (ranked+map+retrieval with `rankedShares.smallest` {@link SMALL_FILES_SHARE}).
+ * The packings compared: the issue's three (the `summary` rows' `packing`; the ranked ones with the
+ * product's default `rankedShares`, whose `smallest` share is {@link SMALL_FILES_SHARE}) and
+ * `rank-only+map+retrieval`, ranked+map+retrieval with `rankedShares.smallest` 0 (every file in
+ * full chosen by rank: the product's default before the smallest-files share), measured apart.
  */
-export type LargePacking = 'smallest-first' | 'ranked+map' | 'ranked+map+retrieval' | 'ranked+small+map+retrieval';
+export type LargePacking = 'smallest-first' | 'ranked+map' | 'ranked+map+retrieval' | 'rank-only+map+retrieval';
 
 /** The issue's three packings, in report order: `summary` and the target are over these. */
 export const LARGE_PACKINGS: readonly LargePacking[] = ['smallest-first', 'ranked+map', 'ranked+map+retrieval'];
 
 /** Packings measured besides the issue's three (reported apart, on the questions they answered). */
-export const EXTRA_PACKINGS: readonly LargePacking[] = ['ranked+small+map+retrieval'];
+export const EXTRA_PACKINGS: readonly LargePacking[] = ['rank-only+map+retrieval'];
 
 /** Every packing, in report order. */
 export const ALL_PACKINGS: readonly LargePacking[] = [...LARGE_PACKINGS, ...EXTRA_PACKINGS];
@@ -41,10 +43,11 @@ export const ALL_PACKINGS: readonly LargePacking[] = [...LARGE_PACKINGS, ...EXTR
 export const PRODUCT_RETRIEVAL_SHARE = 0.15;
 
 /**
- * `rankedShares.smallest` of `ranked+small+map+retrieval`: half of the files' default share (0.6)
- * goes to files chosen smallest first, after the ranked ones (src/context/ranked.ts).
+ * The product's default `rankedShares.smallest` (`DEFAULT_RANKED_SHARES`, src/context/ranked.ts),
+ * which the ranked packings use: half of the files' default share (0.6) goes to files chosen
+ * smallest first, after the ranked ones. Written into the report's notes.
  */
-export const SMALL_FILES_SHARE = 0.3;
+export const SMALL_FILES_SHARE = DEFAULT_RANKED_SHARES.smallest;
 
 /** The `askRepository` options of a packing: `pack.packing`, `pack.rankedShares` (when not the default) and `retrievalShare`. */
 export function askOptions(p: LargePacking): { packing: Packing; retrievalShare: number; rankedShares?: RankedShares } {
@@ -55,8 +58,8 @@ export function askOptions(p: LargePacking): { packing: Packing; retrievalShare:
       return { packing: 'ranked', retrievalShare: 0 };
     case 'ranked+map+retrieval':
       return { packing: 'ranked', retrievalShare: PRODUCT_RETRIEVAL_SHARE };
-    case 'ranked+small+map+retrieval':
-      return { packing: 'ranked', retrievalShare: PRODUCT_RETRIEVAL_SHARE, rankedShares: { smallest: SMALL_FILES_SHARE } };
+    case 'rank-only+map+retrieval':
+      return { packing: 'ranked', retrievalShare: PRODUCT_RETRIEVAL_SHARE, rankedShares: { smallest: 0 } };
   }
 }
 

@@ -23,28 +23,67 @@ export interface Bm25Options {
 }
 
 /**
- * Ranks `chunks` for `question` with BM25F (wink-bm25-text-search: idf = ln((N − n + 0.5) /
- * (n + 0.5) + 1), term frequency and document length summed over fields times their weights,
- * each term's weight stored to 4 decimals) over `codeTerms` of two fields: `name` (the defined
- * name and the path) and `body` (the text). Returns the chunks that share at least one term with
- * the question, best first, ties in the order of `chunks`. Fewer than 3 chunks cannot be indexed
- * (BM25's idf needs a collection): then every chunk sharing a term with the question is returned
- * in its order, with score 1. Pure (a new index per call).
+ * The identifiers a question spells out, case kept: every word (a run of letters, digits, `_` and
+ * `$`) inside a code span (`` `readBlob` ``), and anywhere else every word that is a compound
+ * identifier: a lower-case letter followed by an upper-case one (`parseHeadOnSendHandlers`,
+ * `isURL`) or an `_` between two letters or digits (`max_int`). Plain words (`name`, `Which`) are
+ * not. Pure. Example: ``What does `end` do in parseStream?`` → {`end`, `parseStream`}.
+ */
+export function namedIdentifiers(question: string): Set<string> {
+  const named = new Set<string>();
+  const word = /[\p{L}\p{N}_$]+/gu;
+  for (const span of question.matchAll(/`([^`]+)`/g)) for (const w of span[1]!.matchAll(word)) named.add(w[0]);
+  for (const w of question.matchAll(word)) if (/\p{Ll}\p{Lu}|[\p{L}\p{N}]_[\p{L}\p{N}]/u.test(w[0])) named.add(w[0]);
+  return named;
+}
+
+/**
+ * Ranks `chunks` for `question`: first the chunks whose defined name the question spells out
+ * (`namedIdentifiers`, exact and case-sensitive: `readBlob` in a question puts the chunk of
+ * `readBlob` first, which BM25 alone ranked below chunks rich in the question's common words,
+ * "name", "parameter", "function"; issue 15), then the others, each group by BM25F score (best
+ * first; ties in the order of `chunks`). BM25F is wink-bm25-text-search's: idf = ln((N − n + 0.5)
+ * / (n + 0.5) + 1), term frequency and document length summed over fields times their weights,
+ * each term's weight stored to 4 decimals, over `codeTerms` of two fields: `name` (the defined
+ * name and the path) and `body` (the text). Returns the named chunks and the chunks that share at
+ * least one term with the question; a named chunk sharing no term (its name is a stop word or one
+ * character) has score 0. When the question spells out names, the chunks that neither define
+ * nor use one (as a whole word of their text, case-sensitive) are left out, even when that leaves
+ * none (the definition may be in a file in full, which has no chunks): a question about
+ * `readBlob` then quotes `readBlob` and its callers, not chunks that only share the question's
+ * plain words (the 1.5B coder answered `str`, a variable of such a chunk quoted after readBlob's
+ * own; bench/repoqa/large, issue 15). Fewer than 3 chunks cannot be indexed
+ * (BM25's idf needs a collection): then every chunk named or sharing a term with the question is
+ * returned (with the same filter), named first, with score 1. Pure (a new index per call).
  */
 export function rankChunks(chunks: readonly Chunk[], question: string, options: Bm25Options = {}): ScoredChunk[] {
+  const named = namedIdentifiers(question);
+  const isNamed = (c: Chunk): number => (named.has(c.name) ? 0 : 1);
   const wanted = new Set(codeTerms(question));
-  if (wanted.size === 0) return [];
+  if (wanted.size === 0 && named.size === 0) return [];
+  let scored: Array<{ index: number; score: number }>;
   if (chunks.length < 3) {
-    return chunks.filter((c) => codeTerms(`${c.name} ${c.path} ${c.text}`).some((t) => wanted.has(t))).map((chunk) => ({ chunk, score: 1 }));
+    scored = chunks.flatMap((c, index) => (named.has(c.name) || codeTerms(`${c.name} ${c.path} ${c.text}`).some((t) => wanted.has(t)) ? [{ index, score: 1 }] : []));
+  } else {
+    const engine = winkBM25();
+    engine.defineConfig({ fldWeights: { name: options.nameWeight ?? 3, body: 1 }, bm25Params: { k1: options.k1 ?? 1.2, b: options.b ?? 0.75, k: 1 } });
+    engine.definePrepTasks([codeTerms]);
+    chunks.forEach((c, i) => engine.addDoc({ name: `${c.name} ${c.path}`, body: c.text }, i));
+    engine.consolidate();
+    scored = wanted.size === 0 ? [] : engine.search(question, chunks.length).map(([id, score]) => ({ index: Number(id), score }));
+    const found = new Set(scored.map((s) => s.index));
+    chunks.forEach((c, index) => {
+      if (named.has(c.name) && !found.has(index)) scored.push({ index, score: 0 });
+    });
   }
-  const engine = winkBM25();
-  engine.defineConfig({ fldWeights: { name: options.nameWeight ?? 3, body: 1 }, bm25Params: { k1: options.k1 ?? 1.2, b: options.b ?? 0.75, k: 1 } });
-  engine.definePrepTasks([codeTerms]);
-  chunks.forEach((c, i) => engine.addDoc({ name: `${c.name} ${c.path}`, body: c.text }, i));
-  engine.consolidate();
-  return engine
-    .search(question, chunks.length)
-    .map(([id, score]) => ({ index: Number(id), score }))
-    .sort((a, b) => b.score - a.score || a.index - b.index)
+  if (named.size > 0) scored = scored.filter(({ index }) => named.has(chunks[index]!.name) || usesName(chunks[index]!.text, named));
+  return scored
+    .sort((a, b) => isNamed(chunks[a.index]!) - isNamed(chunks[b.index]!) || b.score - a.score || a.index - b.index)
     .map(({ index, score }) => ({ chunk: chunks[index]!, score }));
+}
+
+/** Whether `text` holds one of `names` as a whole word (a run of letters, digits, `_` and `$`), case-sensitive. */
+function usesName(text: string, names: ReadonlySet<string>): boolean {
+  for (const w of text.matchAll(/[\p{L}\p{N}_$]+/gu)) if (names.has(w[0])) return true;
+  return false;
 }

@@ -15,17 +15,22 @@ export interface Chunk {
 }
 
 /**
- * The retrieval chunks of one file: every function and method, and every class, interface or
- * type that contains no function or method (a class with methods is retrieved method by method,
- * so no chunk holds another). Constants are left out (their line is in the repository map).
- * Chunks are in source order. `text` is the file's content as packed (LF line ends). Pure.
+ * The retrieval chunks of one file: every function and method, every class, interface or type
+ * that contains no function or method (a class with methods is retrieved method by method, so no
+ * chunk holds another), and every constant that holds no function or method and lies in no
+ * other chunk (a module-level `const` such as axios's `export const VERSION = "1.21.1";`: most files
+ * that are not in full are not in the repository map either at a small context, so without its
+ * chunk a constant's value was nowhere in the prompt; issue 15). Chunks are in source order.
+ * `text` is the file's content as packed (LF line ends). Pure.
  */
 export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
   const lines = text.split('\n');
   const callables = tags.definitions.filter((d) => d.kind === 'function' || d.kind === 'method');
   const chunks: Chunk[] = [];
+  const inOther = (def: (typeof tags.definitions)[number]): boolean =>
+    tags.definitions.some((o) => o !== def && o.kind !== 'const' && o.line <= def.line && o.endLine >= def.endLine);
   for (const def of tags.definitions) {
-    if (def.kind === 'const') continue;
+    if (def.kind === 'const' && inOther(def)) continue;
     if (def.kind !== 'function' && def.kind !== 'method') {
       const holdsCallable = callables.some((c) => c.line >= def.line && c.endLine <= def.endLine && c !== def);
       if (holdsCallable) continue;
