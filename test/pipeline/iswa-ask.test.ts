@@ -23,6 +23,7 @@ import { answerStats } from '../../src/chat/view';
 import { badgeText } from '../../src/chat/protocol';
 import { formatStats } from '../../src/cli/stats-line';
 import { loadModel, type EngineModel } from '../../src/engine/model';
+import { EngineSession } from '../../src/engine/session';
 import { ensureSyntheticModel } from '../../src/engine/synthetic';
 import { askRepository, DEFAULT_SNAP, type AskRequest, type AskStats } from '../../src/pipeline/ask';
 import { QuestionRecords } from '../../src/stats/records';
@@ -55,10 +56,11 @@ after(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Asks on the synthetic gemma3; returns the stats, the answer's text and the kept positions of the snap. */
+/** Asks on the synthetic gemma3; returns the stats, the answer's text, the kept positions of the snap and the notices. */
 async function ask(req: Partial<AskRequest> & { question: string }, on: EngineModel = model) {
   let kept = new Int32Array(0);
   let text = '';
+  const notices: string[] = [];
   const stats: AskStats = await askRepository(
     {
       repo,
@@ -75,10 +77,11 @@ async function ask(req: Partial<AskRequest> & { question: string }, on: EngineMo
     },
     (e) => {
       if (e.kind === 'token') text += e.text;
+      if (e.kind === 'notice') notices.push(e.message);
     },
   );
   await req.store?.flush();
-  return { stats, text, kept };
+  return { stats, text, kept, notices };
 }
 
 test('iSWA stats: B for the global layers, the sliding layers\' cells and window apart, KV bytes exact; none for other models', async () => {
@@ -192,4 +195,31 @@ test('iSWA cache store: a prefix that matches only in part is restored and cut (
   assert.deepEqual([partial.stats.L, partial.stats.B, partial.stats.swaCells, partial.stats.kvBytesAfter], [cold.stats.L, cold.stats.B, cold.stats.swaCells, cold.stats.kvBytesAfter]);
   assert.deepEqual(partial.kept, cold.kept, 'partial: the same kept positions as cold');
   assert.equal(partial.text, cold.text, 'partial: the same answer as cold');
+});
+
+test('iSWA cache store: a prefix saved with the sliding window only (llama.cpp\'s default state) is prefilled again when it would be cut, with a cold run\'s answer', async () => {
+  const repo3 = path.join(dir, 'repo-window-only');
+  fs.cpSync(repo, repo3, { recursive: true });
+  const store = CacheStore.open(path.join(dir, 'store-window-only'), { limits: { maxRamBytes: 0 }, onWarning: (m) => assert.fail(`unexpected cache warning: ${m}`) });
+  // the prefix saved as llama.cpp's state_write does by default: the sliding layers' last n_swa positions
+  const snapshot = EngineSession.prototype.snapshot;
+  EngineSession.prototype.snapshot = function (this: EngineSession) {
+    return snapshot.call(this, {});
+  };
+  try {
+    assert.equal((await ask({ repo: repo3, question: 'Which part adds 14?', store })).stats.cache, 'miss');
+  } finally {
+    EngineSession.prototype.snapshot = snapshot;
+  }
+  const file = path.join(repo3, 'src', 'part1.ts');
+  const text = fs.readFileSync(file, 'utf8');
+  const at = text.lastIndexOf(';');
+  fs.writeFileSync(file, `${text.slice(0, at - 1)}9${text.slice(at)}`);
+  const again = await ask({ repo: repo3, question: 'Which part adds 14?', store });
+  // truncate refused the cut (the window of the cut is gone): no partial reuse, no notice, a prefill
+  assert.deepEqual([again.stats.cache, again.stats.reusedTokens, again.notices], ['miss', 0, []]);
+  const cold = await ask({ repo: repo3, question: 'Which part adds 14?' });
+  assert.deepEqual([again.stats.L, again.stats.B, again.stats.kvBytesAfter], [cold.stats.L, cold.stats.B, cold.stats.kvBytesAfter]);
+  assert.deepEqual(again.kept, cold.kept);
+  assert.equal(again.text, cold.text);
 });
