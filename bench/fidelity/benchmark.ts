@@ -7,6 +7,7 @@ import { greedyContinuation, type Snapshot, type TeacherForcer } from './engine'
 import { compareToReference, referenceSteps, type PromptFidelity } from './metrics';
 import { checkKept, type EvictionPolicy, type PolicyInput } from './policy';
 import { SnapKvPolicy } from './policies/snapkv';
+import { ScoredPolicy } from '../../src/engine/policies/compose';
 import type { Prompt } from './prompts';
 
 /** Settings of {@link measurePrompt}. */
@@ -91,6 +92,8 @@ export async function measurePrompt(forcer: TeacherForcer, prompt: Pick<Prompt, 
   const { base, full, scores, tail } = await preparePrompt(forcer, prompt.tokens, windows);
 
   await forcer.restore(full);
+  // the uncompressed prompt's key norms, for the policies whose scorer reads them (key norm)
+  const keyNorms = policies.some((p) => p instanceof ScoredPolicy && p.scorer.readsKeyNorms) ? await forcer.keyNorms() : undefined;
   const cont = await greedyContinuation(forcer, full.lastLogits, opts.steps, new Set([forcer.model.info.eos]));
   const ref = referenceSteps(cont.logits, cont.tokens.slice(1));
   const forced = cont.tokens.slice(0, opts.steps);
@@ -112,7 +115,7 @@ export async function measurePrompt(forcer: TeacherForcer, prompt: Pick<Prompt, 
   if (opts.deviceCheck) out.device = [];
   for (const fraction of opts.fractions) {
     const B = budgetFor(fraction, L);
-    const input: PolicyInput = { L, budget: B, nLayer, nHeadKv, windowScores: scores };
+    const input: PolicyInput = { L, budget: B, nLayer, nHeadKv, windowScores: scores, ...(keyNorms ? { keyNorms } : {}) };
     for (const p of policies) {
       const kept = p.select(input);
       checkKept(input, kept);

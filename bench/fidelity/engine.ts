@@ -144,6 +144,18 @@ export class TeacherForcer {
     return Float32Array.from(this.session.snapScores());
   }
 
+  /**
+   * L2 norms of the current sequence's stored keys (`llama_snapkv_key_norms`): Float32Array
+   * [nLayer][nHeadKv][L] (see PolicyInput.keyNorms); the cache is unchanged.
+   * @throws Error when the engine refuses (its message).
+   */
+  async keyNorms(): Promise<Float32Array> {
+    const r = await this.session.native.snapKeyNorms(0);
+    if (r.status < 0) throw new Error(`key norms refused: ${r.error}`);
+    this.snapLayers = r.nLayer;
+    return r.norms;
+  }
+
   /** Compacts to the given kept positions [nLayer][nHeadKv][budget]. */
   async compact(budget: number, kept: Int32Array): Promise<void> {
     await this.session.compact(budget, kept);

@@ -27,6 +27,7 @@ import { checkKept, type EvictionPolicy, type PolicyInput } from '../fidelity/po
 import type { EngineModel } from '../../src/engine/model';
 import type { EngineSession, SessionSnapshot } from '../../src/engine/session';
 import { SNAP_WINDOW } from './repository';
+import { ScoredPolicy } from '../../src/engine/policies/compose';
 
 /** Tokens never excluded from the greedy choice (the end of generation ends an answer). */
 const NONE: ReadonlySet<number> = new Set();
@@ -73,7 +74,7 @@ export interface QuestionMeasurement {
   prefillMs: number;
   /** Snapshot of the question's state [ms]. */
   snapshotMs: number;
-  /** Window scores for every window [ms]. */
+  /** Window scores for every window, and the key norms when a policy reads them [ms]. */
   scoresMs: number;
   full: Answer & { ms: number };
   /** Keep-all compaction (B = L) when asked: must equal full attention exactly. */
@@ -177,6 +178,13 @@ export async function measureQuestion(
     scores.set(win, Float32Array.from(session.snapScores()));
     if (win !== w) session.armSnap(w);
   }
+  // the key norms of the uncompressed question sequence (llama_snapkv_key_norms), for a scorer that reads them
+  let keyNorms: Float32Array | undefined;
+  if (policies.some((p) => p instanceof ScoredPolicy && p.scorer.readsKeyNorms)) {
+    const r = await session.native.snapKeyNorms(0);
+    if (r.status < 0) throw new Error(`key norms refused: ${r.error}`);
+    keyNorms = r.norms;
+  }
   const scoresMs = performance.now() - tw;
 
   // 3. full attention
@@ -243,7 +251,7 @@ export async function measureQuestion(
   for (const p of policies) out.branches[p.id] = [];
   for (const fraction of settings.fractions) {
     const B = budgetFor(fraction, L);
-    const input: PolicyInput = { L, budget: B, nLayer, nHeadKv, windowScores: scores };
+    const input: PolicyInput = { L, budget: B, nLayer, nHeadKv, windowScores: scores, ...(keyNorms ? { keyNorms } : {}) };
     for (const p of policies) {
       const kept = p.select(input);
       checkKept(input, kept);

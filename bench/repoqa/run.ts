@@ -22,6 +22,9 @@
  *   --report-only      write the report from the JSONL, measure nothing
  *   --full-only        full attention only, no policy or budget (the pilot that measures which
  *                      kinds the model answers)
+ *   --scorer key-norm  compare RepoSnap's SnapKV with the key-norm scorer (src/engine/policies/
+ *                      key-norm.ts, keeping the same last 32 tokens) at equal budgets: the main
+ *                      policies are then these two alone (no baselines)
  *   --prior LIST       compare RepoSnap's SnapKV with SnapKV under the code-aware prior
  *                      (src/engine/policies/code-prior.ts) at these bonus multiples, e.g. 1,4:
  *                      the main policies are then these alone (no baselines), at equal budgets
@@ -36,7 +39,7 @@ import { loadModel, type EngineModel } from '../../src/engine/model';
 import { checkRealModel } from '../../test/helpers/models';
 import { mixSeed, mulberry32 } from '../fidelity/rng';
 import type { EvictionPolicy } from '../fidelity/policy';
-import { DEFAULT_SNAPKV_ID as DEFAULT_SNAP_ID, RandomPolicy, snapKvGrid, SnapKvPolicy, StreamingLlmPolicy } from '../fidelity/policies';
+import { DEFAULT_SNAPKV_ID as DEFAULT_SNAP_ID, KeyNormPolicy, RandomPolicy, snapKvGrid, SnapKvPolicy, StreamingLlmPolicy } from '../fidelity/policies';
 import { measureQuestion, type BranchOutcome, type StopReason } from './branches';
 import { findPackage, packageId, setupPackage, type RepoPackage } from './packages';
 import { generateQuestions, QUESTION_KINDS, type Question, type QuestionKind } from './questions';
@@ -229,6 +232,7 @@ async function main(): Promise<void> {
       'full-only': { type: 'boolean' },
       'report-only': { type: 'boolean' },
       prior: { type: 'string' },
+      scorer: { type: 'string' },
     },
   });
   const key = values.model ?? 'smollm2';
@@ -259,7 +263,15 @@ async function main(): Promise<void> {
 
   const bonuses = values.prior ? values.prior.split(',').map(Number) : [];
   if (bonuses.some((b) => !(b >= 0 && Number.isFinite(b)))) throw new Error('--prior: bonus multiples ≥ 0');
-  const main = fullOnly ? [] : bonuses.length > 0 ? [mainPolicies()[0]!, ...bonuses.map((b) => codePriorPolicy(b))] : mainPolicies();
+  if (values.scorer !== undefined && values.scorer !== 'key-norm') throw new Error('--scorer: key-norm');
+  if (values.scorer && bonuses.length > 0) throw new Error('--scorer and --prior: one comparison at a time');
+  const main = fullOnly
+    ? []
+    : bonuses.length > 0
+      ? [mainPolicies()[0]!, ...bonuses.map((b) => codePriorPolicy(b))]
+      : values.scorer === 'key-norm'
+        ? [mainPolicies()[0]!, new KeyNormPolicy({ tail: SNAP_DEFAULTS.window })]
+        : mainPolicies();
   const grid = fullOnly ? [] : snapKvGrid().filter((p) => p.id !== DEFAULT_SNAP_ID);
   const repos: { pkg: RepoPackage; questions: Question[] }[] = [];
   const prepared = new Map<string, Awaited<ReturnType<typeof repositoryPrompt>>>();

@@ -20,6 +20,7 @@ void Session::Init(Napi::Env env, Napi::Object exports) {
         InstanceMethod("snap",         &Session::Snap),
         InstanceMethod("snapScore",    &Session::SnapScore),
         InstanceMethod("compactKept",  &Session::CompactKept),
+        InstanceMethod("snapKeyNorms", &Session::SnapKeyNorms),
         InstanceMethod("stateGet",     &Session::StateGet),
         InstanceMethod("stateSet",     &Session::StateSet),
         InstanceMethod("snapKept",     &Session::SnapKept),

@@ -49,6 +49,7 @@ private:
     Napi::Value Snap(const Napi::CallbackInfo & info);
     Napi::Value SnapScore(const Napi::CallbackInfo & info);
     Napi::Value CompactKept(const Napi::CallbackInfo & info);
+    Napi::Value SnapKeyNorms(const Napi::CallbackInfo & info);
     Napi::Value SnapKept(const Napi::CallbackInfo & info);
     Napi::Value SnapScores(const Napi::CallbackInfo & info);
 };

@@ -97,6 +97,39 @@ Napi::Value Session::CompactKept(const Napi::CallbackInfo & info) {
     });
 }
 
+// snapKeyNorms(seqId) -> Promise<{status, error, L, B, nLayer, nHeadKv, ms, kept, norms: Float32Array
+// [n_layer][n_head_kv][L]}>: llama_snapkv_key_norms (its size query, then the norms; the cells are unchanged)
+Napi::Value Session::SnapKeyNorms(const Napi::CallbackInfo & info) {
+    auto env = info.Env();
+    check(env);
+    const llama_seq_id seq = info[0].As<Napi::Number>().Int32Value();
+    struct norms_outcome {
+        snap_outcome r;
+        std::vector<float> norms;
+    };
+    return PromiseWorker<norms_outcome>::run(env,
+        [c = ctx, seq]() {
+            norms_outcome o;
+            o.r.status = llama_snapkv_key_norms(c, seq, nullptr, 0, &o.r.res);
+            if (o.r.status == LLAMA_SNAPKV_OK) {
+                o.norms.resize((size_t) o.r.res.n_layer*o.r.res.n_head_kv*o.r.res.n_before);
+                o.r.status = llama_snapkv_key_norms(c, seq, o.norms.data(), o.norms.size(), &o.r.res);
+            }
+            if (o.r.status < 0) {
+                o.r.error = llama_snapkv_last_error(c);
+                o.norms.clear();
+            }
+            return o;
+        },
+        [](Napi::Env e, norms_outcome & o) -> Napi::Value {
+            Napi::Object out = snap_result(e, o.r).As<Napi::Object>();
+            auto arr = Napi::Float32Array::New(e, o.norms.size());
+            std::copy(o.norms.begin(), o.norms.end(), arr.Data());
+            out.Set("norms", arr);
+            return out;
+        });
+}
+
 Napi::Value Session::SnapCapture(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     check(env);

@@ -14,7 +14,9 @@
 //      mask section hides exactly each head's unfilled slots; the next token's logits equal those
 //      of the *uncompressed* cache with each head's dropped positions hidden by a per-head mask
 //      (the uncompressed state with a version-1 mask section added, loaded into a fresh context),
-//      and differ from the unmasked uncompressed cache's (so the masks take effect).
+//      and differ from the unmasked uncompressed cache's (so the masks take effect);
+//   4. llama_snapkv_key_norms(): its size query, a wrong dst size and an empty sequence refused
+//      with LLAMA_SNAPKV_ERR_PARAMS, and norms equal to those of the K rows the state holds.
 // The states are read in upstream llama.cpp's layout (llama_kv_cache::state_write), written out
 // below, which also checks that a state without a mask has no extra section.
 #include "llama.h"
@@ -324,6 +326,38 @@ void run(llama_model * model, bool fa) {
         check(refused && msg.find("version 2") != std::string::npos, "a mask section of version 2 is refused: " + msg + tag);
         llama_free(fut);
         llama_free(ref);
+        llama_free(ctx);
+    }
+
+    // 4. key norms (llama_snapkv_key_norms): the size query, a wrong size and an empty sequence
+    //    refused, and the norms of the K rows the uncompressed state holds
+    {
+        llama_context * ctx = make_ctx(model, fa);
+        llama_snapkv_result res = {};
+        int32_t st = llama_snapkv_key_norms(ctx, 0, nullptr, 0, &res);
+        const std::string empty_err = llama_snapkv_last_error(ctx);
+        check(st == LLAMA_SNAPKV_ERR_PARAMS && empty_err.find("holds no cells") != std::string::npos, "key norms of an empty sequence are refused: " + empty_err + tag);
+        decode(ctx, prompt, 0);
+        st = llama_snapkv_key_norms(ctx, 0, nullptr, 0, &res);
+        check(st == LLAMA_SNAPKV_OK && res.n_before == L && res.n_layer == N_LAYER && res.n_head_kv == N_HEAD_KV, "key norms: the size query gives [n_layer][n_head_kv][L]" + tag);
+        std::vector<float> norms((size_t) N_LAYER*N_HEAD_KV*L);
+        st = llama_snapkv_key_norms(ctx, 0, norms.data(), norms.size() - 1, &res);
+        const std::string size_err = llama_snapkv_last_error(ctx);
+        check(st == LLAMA_SNAPKV_ERR_PARAMS && size_err.find("dst holds") != std::string::npos, "key norms into a dst of the wrong size are refused: " + size_err + tag);
+        st = llama_snapkv_key_norms(ctx, 0, norms.data(), norms.size(), &res);
+        double worst = 0.0;
+        for (int l = 0; l < N_LAYER; ++l) {
+            for (int h = 0; h < N_HEAD_KV; ++h) {
+                for (int p = 0; p < L; ++p) {
+                    const float * k = &v_full.k[((size_t) l*L + p)*N_HEAD_KV*HEAD_DIM + h*HEAD_DIM];
+                    double acc = 0.0;
+                    for (int d = 0; d < HEAD_DIM; ++d) acc += (double) k[d]*k[d];
+                    const double want = std::sqrt(acc);
+                    worst = std::max(worst, std::fabs(norms[((size_t) l*N_HEAD_KV + h)*L + p] - want)/want);
+                }
+            }
+        }
+        check(st == LLAMA_SNAPKV_OK && worst < 1e-6, "key norms equal the norms of the state's K rows (max relative difference " + std::to_string(worst) + ")" + tag);
         llama_free(ctx);
     }
     llama_free(full);

@@ -76,7 +76,7 @@ export interface ThreadIndex {
   turns: ThreadTurn[];
   /** Tokens of the repository prefix the thread started from. */
   prefixTokens: number;
-  snap: { window: number; budget: number; kernel: number; pooling: string; allocation?: string } | null;
+  snap: { window: number; budget: number; kernel: number; pooling: string; allocation?: string; scorer?: string } | null;
   L: number;
   B: number;
   bytes: number;

@@ -10,7 +10,7 @@ import type { KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask';
-import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, type SnapOptions } from '../config/snap-options';
+import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
@@ -29,6 +29,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --allocation ${BUDGET_ALLOCATIONS.join('|')}
                           how the budget is shared among layers and KV heads, same total (default ${SNAP_DEFAULTS.allocation};
                           adakv and pyramid hold up to ~2x the cells: see bench/results/allocation.json)
+  --scorer ${SNAP_SCORERS.join('|')}
+                          what ranks the prompt's tokens: snapkv, the question's attention; key-norm,
+                          the lowest key norms, query-agnostic (default ${SNAP_DEFAULTS.scorer}; see bench/results/*-keynorm.json)
   --prior ${SNAP_PRIORS.join('|')}      a prior over SnapKV's scores: code raises the tokens of definition signature
                           lines and of identifiers the question names (default ${SNAP_DEFAULTS.prior})
   --prior-bonus <b>       the code prior's bonus, in multiples of each head's mean score (default ${SNAP_DEFAULTS.priorBonus})
@@ -83,6 +86,7 @@ export async function runAsk(args: string[]): Promise<number> {
         kernel: { type: 'string' },
         pooling: { type: 'string' },
         allocation: { type: 'string' },
+        scorer: { type: 'string' },
         prior: { type: 'string' },
         'prior-bonus': { type: 'string' },
         'no-snap': { type: 'boolean' },
@@ -250,9 +254,10 @@ export async function runAsk(args: string[]): Promise<number> {
 
 /**
  * The SnapKV options of `reposnap ask`'s flags: `--window`, `--budget`, `--kernel`, `--pooling`,
- * `--allocation`, `--prior`, `--prior-bonus`, `--no-snap`; a flag not given takes {@link SNAP_DEFAULTS},
+ * `--allocation`, `--scorer`, `--prior`, `--prior-bonus`, `--no-snap`; a flag not given takes {@link SNAP_DEFAULTS},
  * ranges are {@link SNAP_LIMITS}.
- * @throws UsageError naming the flag for a value out of range, an even kernel, or a budget below the window.
+ * @throws UsageError naming the flag for a value out of range, an even kernel, a budget below the
+ *   window, or `--prior code` with a scorer other than snapkv.
  */
 export function snapOptions(o: {
   window?: string;
@@ -260,6 +265,7 @@ export function snapOptions(o: {
   kernel?: string;
   pooling?: string;
   allocation?: string;
+  scorer?: string;
   prior?: string;
   'prior-bonus'?: string;
   'no-snap'?: boolean;
@@ -276,7 +282,10 @@ export function snapOptions(o: {
   if (belowWindow) throw new UsageError(belowWindow);
   const kernel = intOption('kernel', o.kernel, SNAP_DEFAULTS.kernel, SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max);
   if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
+  const scorer = o.scorer ?? SNAP_DEFAULTS.scorer;
+  if (!(SNAP_SCORERS as readonly string[]).includes(scorer)) throw new UsageError(`--scorer must be ${SNAP_SCORERS.join(' or ')} (got '${scorer}')`);
   const prior = o.prior ?? SNAP_DEFAULTS.prior;
+  if (prior === 'code' && scorer !== 'snapkv') throw new UsageError(`--prior code needs --scorer snapkv (got '${scorer}')`);
   if (!(SNAP_PRIORS as readonly string[]).includes(prior)) throw new UsageError(`--prior must be ${SNAP_PRIORS.join(' or ')} (got '${prior}')`);
   const priorBonus = o['prior-bonus'] === undefined ? SNAP_DEFAULTS.priorBonus : o['prior-bonus'].trim() === '' ? NaN : Number(o['prior-bonus']);
   if (!(Number.isFinite(priorBonus) && priorBonus >= SNAP_LIMITS.priorBonus.min && priorBonus <= SNAP_LIMITS.priorBonus.max)) {
@@ -289,6 +298,7 @@ export function snapOptions(o: {
     kernel,
     pooling: pooling as SnapOptions['pooling'],
     allocation: allocation as SnapOptions['allocation'],
+    scorer: scorer as SnapOptions['scorer'],
     prior: prior as SnapOptions['prior'],
     priorBonus,
   };

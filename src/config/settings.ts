@@ -8,7 +8,7 @@
 import { excludesFromVsCodeSetting } from '../context/globs';
 import type { BudgetAllocation, KvCacheType } from '../engine/native';
 import { parseRpcServers } from '../engine/rpc';
-import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, type SnapPooling, type SnapPrior } from './snap-options';
+import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapPooling, type SnapPrior, type SnapScorer } from './snap-options';
 
 /** GPU backends RepoSnap's engine can be built for, plus `auto` (detect) and `cpu`. */
 export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
@@ -45,6 +45,8 @@ export interface ReposnapSettings {
   kernel: number;
   /** How the SnapKV budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total, more cells). */
   budgetAllocation: BudgetAllocation;
+  /** What ranks the prompt's tokens (`reposnap.scorer`): SnapKV's window attention, or the query-agnostic key norms. */
+  scorer: SnapScorer;
   /** A prior over SnapKV's scores (`reposnap.prior`): none, or the code-aware prior (definitions and the question's identifiers). */
   prior: SnapPrior;
   /** The code prior's bonus β, in multiples of each head's mean score (`reposnap.priorBonus`). */
@@ -98,6 +100,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   pooling: SNAP_DEFAULTS.pooling,
   kernel: SNAP_DEFAULTS.kernel,
   budgetAllocation: SNAP_DEFAULTS.allocation,
+  scorer: SNAP_DEFAULTS.scorer,
   prior: SNAP_DEFAULTS.prior,
   priorBonus: SNAP_DEFAULTS.priorBonus,
   contextSize: 0,
@@ -234,6 +237,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     pooling: oneOf<SnapPooling>('pooling', SNAP_POOLINGS),
     kernel: int('kernel', SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max, true),
     budgetAllocation: oneOf<BudgetAllocation>('budgetAllocation', BUDGET_ALLOCATIONS),
+    scorer: oneOf<SnapScorer>('scorer', SNAP_SCORERS),
     prior: oneOf<SnapPrior>('prior', SNAP_PRIORS),
     priorBonus: bonus('priorBonus'),
     contextSize: int('contextSize', 0),
@@ -253,6 +257,10 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
   if (belowWindow) {
     settings.budget = Math.max(DEFAULT_SETTINGS.budget, settings.window);
     problems.push(`${belowWindow}; using ${settings.budget}`);
+  }
+  if (settings.prior === 'code' && settings.scorer !== 'snapkv') {
+    settings.prior = 'none';
+    problems.push(`reposnap.prior 'code' needs reposnap.scorer 'snapkv' (got '${settings.scorer}'); using no prior`);
   }
   return { settings, problems };
 }

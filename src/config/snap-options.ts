@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot';
 import type { BudgetAllocation } from '../engine/native';
+import type { SnapScorer } from '../engine/policies/compose';
 
 /** SnapKV's pooling of the window-attention scores over neighbouring prefix positions. */
 export type SnapPooling = 'max' | 'avg';
@@ -27,6 +28,16 @@ export type SnapPrior = 'none' | 'code';
 /** The priors, in the order the settings and the CLI list them. */
 export const SNAP_PRIORS: readonly SnapPrior[] = ['none', 'code'];
 
+export type { SnapScorer };
+
+/**
+ * The scorers that rank the prompt's prefix positions (issue 16, item 4; {@link SnapScorer}):
+ * `'snapkv'`, SnapKV's pooled window attention (query-aware); `'key-norm'`, −‖k‖₂ of each stored
+ * key (Devoto et al. 2024, query-agnostic), keeping the same last w tokens. In the order the
+ * settings and the CLI list them.
+ */
+export const SNAP_SCORERS: readonly SnapScorer[] = ['snapkv', 'key-norm'];
+
 /** SnapKV options of a question; `enabled: false` answers with full attention (the rest is then unused). */
 export interface SnapOptions {
   /** Compress the prompt's KV cache (false: full attention). */
@@ -41,6 +52,8 @@ export interface SnapOptions {
   pooling: SnapPooling;
   /** How the budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total). */
   allocation: BudgetAllocation;
+  /** The scorer that ranks the prefix ({@link SNAP_SCORERS}); the code prior needs `snapkv`. */
+  scorer: SnapScorer;
   /** A prior over the scores ({@link SnapPrior}). */
   prior: SnapPrior;
   /** The code prior's bonus β: multiples of each (layer, KV head)'s mean score added per flag a token carries. */
@@ -49,7 +62,8 @@ export interface SnapOptions {
 
 /**
  * The defaults: the SnapKV paper's and its reference implementation's (w 32, B 1024, kernel 7,
- * max), uniform allocation, no prior (the code prior did not answer better than SnapKV at equal
+ * max), uniform allocation, SnapKV's scorer (the key-norm scorer is measured beside it:
+ * bench/results/fidelity-coder-keynorm.json, repoqa-coder-keynorm.json), no prior (the code prior did not answer better than SnapKV at equal
  * memory on bench/repoqa: bench/results/repoqa-coder-prior.json, README "Code-aware prior"), its
  * bonus β 1 when chosen.
  */
@@ -60,6 +74,7 @@ export const SNAP_DEFAULTS: Readonly<SnapOptions> = Object.freeze({
   kernel: 7,
   pooling: 'max',
   allocation: 'uniform',
+  scorer: 'snapkv',
   prior: 'none',
   priorBonus: 1,
 } satisfies SnapOptions);
@@ -89,7 +104,7 @@ const int = (l: { min: number; max: number }) => v.pipe(v.number(), v.integer(),
 
 /**
  * The schema of {@link SnapOptions} (valibot): types, ranges, an odd kernel, a prior bonus in
- * [0, 1000] and B ≥ w. Missing
+ * [0, 1000], the code prior only with SnapKV's scorer, and B ≥ w. Missing
  * fields take {@link SNAP_DEFAULTS}; fields it does not know are dropped.
  */
 export const SnapOptionsSchema = v.pipe(
@@ -100,9 +115,11 @@ export const SnapOptionsSchema = v.pipe(
     kernel: v.optional(v.pipe(int(SNAP_LIMITS.kernel), v.check((k) => k % 2 === 1, 'must be odd')), SNAP_DEFAULTS.kernel),
     pooling: v.optional(v.picklist(SNAP_POOLINGS as SnapPooling[]), SNAP_DEFAULTS.pooling),
     allocation: v.optional(v.picklist(BUDGET_ALLOCATIONS as BudgetAllocation[]), SNAP_DEFAULTS.allocation),
+    scorer: v.optional(v.picklist(SNAP_SCORERS as SnapScorer[]), SNAP_DEFAULTS.scorer),
     prior: v.optional(v.picklist(SNAP_PRIORS as SnapPrior[]), SNAP_DEFAULTS.prior),
     priorBonus: v.optional(v.pipe(v.number(), v.finite(), v.minValue(SNAP_LIMITS.priorBonus.min), v.maxValue(SNAP_LIMITS.priorBonus.max)), SNAP_DEFAULTS.priorBonus),
   }),
+  v.check((o) => !(o.prior === 'code' && o.scorer !== 'snapkv'), "prior 'code' needs scorer 'snapkv' (its bonus is a multiple of SnapKV's scores)"),
   v.check((o) => budgetBelowWindow(o.budget, o.window) === undefined, (issue) => {
     const o = issue.input as { budget: number; window: number };
     return budgetBelowWindow(o.budget, o.window) ?? 'budget below window';

@@ -156,6 +156,15 @@ export interface NativeSession {
   /** `llama_snapkv_compact_kept`: compacts the given kept positions ([nLayer][nHeadKv][budget], −1 padded rows). */
   compactKept(seqId: number, budget: number, kept: Int32Array): Promise<NativeSnapResult>;
   /**
+   * `llama_snapkv_key_norms`: the L2 norm of every stored key row of the sequence's cells, one
+   * graph on the cache's backend: `norms` Float32Array [nLayer][nHeadKv][L], row p = the sequence's
+   * p-th lowest position (RoPE applied; a quantized cache's keys dequantized first); the layers
+   * SnapKV compacts (the global layers of an iSWA model). No capture needed, no cell changes.
+   * `status` < 0 (an empty or unknown sequence, an unsupported cache or model): `error` says why
+   * and `norms` is empty.
+   */
+  snapKeyNorms(seqId: number): Promise<NativeSnapResult & { norms: Float32Array }>;
+  /**
    * `llama_state_seq_get_data_ext`: the sequence's cells, positions, K and V. keepMaskedSliding:
    * `LLAMA_STATE_SEQ_FLAGS_SWA_KEEP_MASKED` (patch 0008): a sliding-window cache writes the cells
    * its window masks at the last position too (else only the window).

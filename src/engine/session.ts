@@ -6,7 +6,7 @@
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
 import { loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult, type NativeSnapStatus } from './native';
-import { snapPolicy, type ScoredPolicy } from './policies/compose';
+import { snapPolicy, type ScoredPolicy, type SnapScorer } from './policies/compose';
 import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
 import fs from 'node:fs';
@@ -77,6 +77,12 @@ export interface SnapParams {
    * compacts the chosen rows (the path of a non-uniform allocation). Absent: SnapKV alone.
    */
   prior?: { flags: Uint8Array; bonus?: number };
+  /**
+   * The scorer (see {@link SnapScorer}): 'snapkv' (default) or 'key-norm' (−‖k‖₂ of each stored
+   * key, `llama_snapkv_key_norms`, allocated in TypeScript and compacted with
+   * `llama_snapkv_compact_kept`; the last `window` tokens are kept as SnapKV keeps its window).
+   */
+  scorer?: SnapScorer;
 }
 
 /** Outcome of {@link EngineSession.snap}. */
@@ -287,7 +293,16 @@ export class EngineSession {
       const pooling = params.pooling ?? 'max';
       let policy: ScoredPolicy;
       try {
-        policy = snapPolicy({ window: params.window, kernel, pooling, allocation: params.allocation, adaAlpha: params.adaAlpha, pyramidBeta: params.pyramidBeta, prior: params.prior });
+        policy = snapPolicy({
+          window: params.window,
+          kernel,
+          pooling,
+          allocation: params.allocation,
+          adaAlpha: params.adaAlpha,
+          pyramidBeta: params.pyramidBeta,
+          prior: params.prior,
+          scorer: params.scorer,
+        });
       } catch (e) {
         throw new SnapRefusedError(`SnapKV refused: ${(e as Error).message}`, this.status.errParams);
       }
@@ -298,21 +313,46 @@ export class EngineSession {
           : await this.snapByPolicy(policy, L, budget, params.keepScores ?? false);
       if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
       if (r.status === this.status.ok) {
-        this.lastSnap = { L: r.L, B: r.B, window: params.window, budget, kernel: params.kernel ?? 7, pooling: params.pooling ?? 'max', allocation: params.allocation ?? 'uniform' };
+        this.lastSnap = {
+          L: r.L,
+          B: r.B,
+          window: params.window,
+          budget,
+          kernel: params.kernel ?? 7,
+          pooling: params.pooling ?? 'max',
+          allocation: params.allocation ?? 'uniform',
+          ...(params.scorer && params.scorer !== 'snapkv' ? { scorer: params.scorer } : {}),
+        };
       }
       return snapResult(r);
     });
   }
 
   /**
-   * A policy's snap off the device fast path: the policy's scores (`llama_snapkv_score`), its
-   * choice of kept rows, their compaction (`llama_snapkv_compact_kept`). The result's `ms` covers
-   * both engine calls. Needs the sequence at positions 0…L−1 (scores are indexed by position rank).
+   * A policy's snap off the device fast path: the policy's scores (`llama_snapkv_score`, or the
+   * key norms, `llama_snapkv_key_norms`, for a scorer that reads them), its choice of kept rows,
+   * their compaction (`llama_snapkv_compact_kept`). The result's `ms` covers both engine calls.
+   * Needs the sequence at positions 0…L−1 (scores are indexed by position rank).
    * @returns the compaction's result, or the first refusal (status < 0: the cache is unchanged).
    */
   private async snapByPolicy(policy: ScoredPolicy, L: number, budget: number, keepScores: boolean): Promise<NativeSnapResult> {
     const { window, kernel, pooling } = policy.scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
     const what = policy.allocator.id === 'uniform' ? `the ${policy.scorer.id} scorer` : `the ${policy.allocator.id} allocation`;
+    if (policy.scorer.readsKeyNorms) {
+      const tail = policy.scorer.protectedTail;
+      if (budget < tail) {
+        return { status: this.status.errParams, error: `need the budget (${budget}) ≥ the kept tail (${tail} tokens)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
+      }
+      if (this.native.seqPosMax(0) + 1 !== L) {
+        return { status: this.status.errParams, error: `${what} needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
+      }
+      const n = await this.native.snapKeyNorms(0);
+      if (n.status !== this.status.ok) return n;
+      const kept = policy.select({ L, budget, nLayer: n.nLayer, nHeadKv: n.nHeadKv, keyNorms: n.norms });
+      const r = await this.native.compactKept(0, kept.length / (n.nLayer * n.nHeadKv), kept);
+      if (keepScores && r.status === this.status.ok) this.policyScores = n.norms;
+      return { ...r, ms: r.ms + n.ms };
+    }
     if (budget < window) {
       // as the engine refuses it for the uniform allocation
       return { status: this.status.errParams, error: `need 1 <= n_window <= n_budget (n_window = ${window}, n_budget = ${budget})`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
@@ -345,13 +385,33 @@ export class EngineSession {
     });
   }
 
+  /**
+   * L2 norm of every stored key row of the sequence (`llama_snapkv_key_norms`, one graph on the
+   * cache's backend): `norms` [nLayer][nHeadKv][L], row p = the sequence's p-th lowest position
+   * (after a snap: its p-th cell), for the layers SnapKV compacts (an iSWA model's global layers);
+   * RoPE applied (a rotation: the norm is the unrotated key's), a quantized cache's keys dequantized.
+   * The cache is unchanged.
+   * @throws SnapRefusedError when the engine refuses (an empty sequence, an unsupported model or cache).
+   */
+  keyNorms(): Promise<{ norms: Float32Array; L: number; nLayer: number; nHeadKv: number; ms: number }> {
+    return this.exclusive(async () => {
+      const r = await this.native.snapKeyNorms(0);
+      if (r.status < 0) throw new SnapRefusedError(`key norms refused: ${r.error}`, r.status);
+      return { norms: r.norms, L: r.L, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+    });
+  }
+
   /** Positions kept by the last snap: [nLayer][nHeadKv][B], ascending original positions, −1 padded
    * where a head kept fewer than B (non-uniform allocation). */
   snapKept(): Int32Array {
     return this.native.snapKept();
   }
 
-  /** Pooled scores of the last snap (keepScores): [nLayer][nHeadKv][L − w], SnapKV's own (before a code prior's bonus). */
+  /**
+   * Scores of the last snap (keepScores): SnapKV's pooled scores [nLayer][nHeadKv][L − w], its
+   * own (before a code prior's bonus); for the key-norm scorer the key norms [nLayer][nHeadKv][L]
+   * (‖k‖₂, not negated).
+   */
   snapScores(): Float32Array {
     return this.policyScores ?? this.native.snapScores();
   }

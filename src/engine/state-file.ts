@@ -42,7 +42,7 @@ export interface StateHeader extends StateIdentity {
   /** Cells the sequence holds (B after a snap, else nPast). */
   cells: number;
   /** The snap that produced the cache, if any. */
-  snap: { L: number; B: number; window: number; budget: number; kernel: number; pooling: string; allocation?: string } | null;
+  snap: { L: number; B: number; window: number; budget: number; kernel: number; pooling: string; allocation?: string; scorer?: string } | null;
   /** ms since the epoch. */
   createdAt: number;
 }
@@ -67,6 +67,7 @@ const StateHeaderSchema: v.GenericSchema<unknown, StateHeader> = v.looseObject({
       kernel: whole,
       pooling: v.string(),
       allocation: v.optional(v.string()),
+      scorer: v.optional(v.string()),
     }),
   ),
   createdAt: v.number(),

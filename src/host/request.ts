@@ -42,7 +42,7 @@ export function askParams(settings: ReposnapSettings, target: AskTarget): AskPar
     repo: target.repo,
     question: target.question,
     model,
-    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation, prior: s.prior, priorBonus: s.priorBonus },
+    snap: { enabled: s.snap, window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.budgetAllocation, scorer: s.scorer, prior: s.prior, priorBonus: s.priorBonus },
     ...(s.contextSize > 0 ? { contextSize: s.contextSize } : {}),
     maxTokens: s.maxTokens,
     maxFileBytes: s.maxFileBytes,

@@ -96,7 +96,7 @@ test("an ask carries the pipeline's request made from the settings, not the sett
     repo: '/r',
     question: 'q?',
     model: { path: '/m.gguf', gpuLayers: 999 },
-    snap: { enabled: false, window: 16, budget: 2048, kernel: 5, pooling: 'avg', allocation: 'pyramid', prior: 'code', priorBonus: 2 },
+    snap: { enabled: false, window: 16, budget: 2048, kernel: 5, pooling: 'avg', allocation: 'pyramid', scorer: 'snapkv', prior: 'code', priorBonus: 2 },
     maxTokens: 99,
     maxFileBytes: 262144,
     session: { flashAttention: 'auto', kvCacheType: 'q8_0' },

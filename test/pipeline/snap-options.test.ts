@@ -17,12 +17,12 @@ const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 
 type Prop = { default: unknown; minimum?: number; maximum?: number; enum?: unknown[] };
 const props = Object.assign({}, ...(manifest.contributes.configuration as { properties: Record<string, Prop> }[]).map((c) => c.properties)) as Record<string, Prop>;
 
-test('the defaults are the SnapKV paper\'s: w 32, B 1024, kernel 7, max pooling, uniform allocation, on; no prior (bonus 1 when chosen)', () => {
-  assert.deepEqual({ ...SNAP_DEFAULTS }, { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform', prior: 'none', priorBonus: 1 });
+test('the defaults are the SnapKV paper\'s: w 32, B 1024, kernel 7, max pooling, uniform allocation, SnapKV\'s scorer, on; no prior (bonus 1 when chosen)', () => {
+  assert.deepEqual({ ...SNAP_DEFAULTS }, { enabled: true, window: 32, budget: 1024, kernel: 7, pooling: 'max', allocation: 'uniform', scorer: 'snapkv', prior: 'none', priorBonus: 1 });
 });
 
 test("package.json's SnapKV settings declare the schema's defaults and ranges", () => {
-  const keys = { snap: 'enabled', window: 'window', budget: 'budget', kernel: 'kernel', pooling: 'pooling', budgetAllocation: 'allocation', prior: 'prior', priorBonus: 'priorBonus' } as const;
+  const keys = { snap: 'enabled', window: 'window', budget: 'budget', kernel: 'kernel', pooling: 'pooling', budgetAllocation: 'allocation', scorer: 'scorer', prior: 'prior', priorBonus: 'priorBonus' } as const;
   for (const [setting, option] of Object.entries(keys)) {
     assert.deepEqual(props[`reposnap.${setting}`]!.default, SNAP_DEFAULTS[option], setting);
     assert.deepEqual(DEFAULT_SETTINGS[setting as keyof typeof keys], SNAP_DEFAULTS[option], setting);
@@ -33,6 +33,7 @@ test("package.json's SnapKV settings declare the schema's defaults and ranges", 
   assert.deepEqual(props['reposnap.pooling']!.enum, ['max', 'avg']);
   assert.deepEqual(props['reposnap.budgetAllocation']!.enum, ['uniform', 'adakv', 'pyramid']);
   assert.deepEqual(props['reposnap.prior']!.enum, ['none', 'code']);
+  assert.deepEqual(props['reposnap.scorer']!.enum, ['snapkv', 'key-norm']);
   assert.deepEqual([props['reposnap.priorBonus']!.minimum, props['reposnap.priorBonus']!.maximum], [SNAP_LIMITS.priorBonus.min, SNAP_LIMITS.priorBonus.max]);
 });
 
@@ -46,6 +47,19 @@ test('the schema fills missing fields with the defaults and names each bad field
   assert.throws(() => parseSnapOptions({ prior: 'names' }), /prior: /);
   assert.throws(() => parseSnapOptions({ priorBonus: -1 }), /priorBonus: /);
   assert.throws(() => parseSnapOptions({ budget: 16, window: 64 }), { name: 'SnapOptionsError', message: 'invalid SnapKV options: budget (16) must be at least window (64)' });
+  assert.deepEqual(parseSnapOptions({ scorer: 'key-norm' }), { ...SNAP_DEFAULTS, scorer: 'key-norm' });
+  assert.throws(() => parseSnapOptions({ scorer: 'expected-attention' }), /scorer: /);
+  assert.throws(() => parseSnapOptions({ scorer: 'key-norm', prior: 'code' }), /prior 'code' needs scorer 'snapkv'/);
+});
+
+test("the key-norm scorer: the CLI's --scorer, the setting reposnap.scorer, and the code prior refused beside it", () => {
+  assert.deepEqual(snapOptions({ scorer: 'key-norm' }), { ...SNAP_DEFAULTS, scorer: 'key-norm' });
+  assert.throws(() => snapOptions({ scorer: 'knorm' }), { message: "--scorer must be snapkv or key-norm (got 'knorm')" });
+  assert.throws(() => snapOptions({ scorer: 'key-norm', prior: 'code' }), { message: "--prior code needs --scorer snapkv (got 'key-norm')" });
+  assert.deepEqual(readSettings({ get: <T>(k: string) => ({ scorer: 'key-norm' })[k] as T | undefined }).settings, { ...DEFAULT_SETTINGS, scorer: 'key-norm' });
+  const r = readSettings({ get: <T>(k: string) => ({ scorer: 'key-norm', prior: 'code' })[k] as T | undefined });
+  assert.deepEqual([r.settings.scorer, r.settings.prior], ['key-norm', 'none']);
+  assert.deepEqual(r.problems, ["reposnap.prior 'code' needs reposnap.scorer 'snapkv' (got 'key-norm'); using no prior"]);
 });
 
 test('a budget below the window: one message, named by the settings and by the CLI', () => {
@@ -63,6 +77,7 @@ test("the CLI's flags: defaults when absent, each value parsed, --no-snap", () =
     kernel: 5,
     pooling: 'avg',
     allocation: 'adakv',
+    scorer: 'snapkv',
     prior: 'code',
     priorBonus: 4,
   });

@@ -54,6 +54,7 @@ export class CodePriorScorer implements Scorer {
   readonly params: Readonly<Record<string, number | string>>;
   readonly scoreWindow: number;
   readonly protectedTail: number;
+  readonly readsKeyNorms?: boolean;
   readonly flags: Uint8Array;
   readonly bonus: number;
 
@@ -71,6 +72,7 @@ export class CodePriorScorer implements Scorer {
     this.params = { ...base.params, prior: 'code', priorBonus: bonus };
     this.scoreWindow = base.scoreWindow;
     this.protectedTail = base.protectedTail;
+    this.readsKeyNorms = base.readsKeyNorms;
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { AdaKvAllocator } from './adakv';
 import { CodePriorScorer } from './code-prior';
+import { KeyNormScorer } from './key-norm';
 import { range, type Allocator, type EvictionPolicy, type PolicyFamily, type PolicyInput, type Scorer } from './policy';
 import { PyramidAllocator } from './pyramid';
 import { SnapKvScorer, type SnapKvScorerOptions } from './snapkv';
@@ -99,8 +100,18 @@ export class SnapKvPolicy extends ScoredPolicy {
  */
 export type BudgetAllocation = 'uniform' | 'adakv' | 'pyramid';
 
+/**
+ * The scorer that ranks the prefix positions:
+ * - `snapkv`: SnapKV's pooled window attention (Li et al. 2024, sec. 4; ./snapkv.ts), query-aware;
+ * - `key-norm`: −‖k‖₂ of each stored key (Devoto et al. 2024, sec. 3; ./key-norm.ts),
+ *   query-agnostic; it keeps the same last w tokens SnapKV's window does.
+ */
+export type SnapScorer = 'snapkv' | 'key-norm';
+
 /** The product's SnapKV configuration, as `EngineSession.snap` takes it. */
 export interface SnapPolicyOptions extends SnapKvScorerOptions {
+  /** Default 'snapkv'. */
+  scorer?: SnapScorer;
   /** Default 'uniform'. */
   allocation?: BudgetAllocation;
   /** AdaKV safeguard α ∈ [0, 1]. Default 0.2. */
@@ -132,11 +143,20 @@ export function allocatorFor(opts: Pick<SnapPolicyOptions, 'allocation' | 'adaAl
 }
 
 /**
- * The product's policy: SnapKV's scorer (under the code-aware prior when `prior` is given) × the
- * chosen allocation.
- * @throws Error for invalid options (see {@link SnapKvScorer}, {@link CodePriorScorer}, {@link allocatorFor}).
+ * The product's policy: the chosen scorer (SnapKV's by default, under the code-aware prior when
+ * `prior` is given; the key-norm scorer protecting the last `window` tokens) × the chosen allocation.
+ * @throws Error for invalid options (see {@link SnapKvScorer}, {@link KeyNormScorer},
+ *   {@link CodePriorScorer}, {@link allocatorFor}), an unknown scorer, or the code prior over the
+ *   key-norm scorer (its bonus is a multiple of a row's mean SnapKV score).
  */
 export function snapPolicy(opts: SnapPolicyOptions = {}): ScoredPolicy {
+  const scorer = opts.scorer ?? 'snapkv';
+  if (scorer === 'key-norm') {
+    if (opts.prior) throw new Error(`the code prior applies to SnapKV's scores, not to the key-norm scorer`);
+    const snapkv = new SnapKvScorer(opts); // checks the window as SnapKV does
+    return new ScoredPolicy(new KeyNormScorer({ tail: snapkv.params.window }), allocatorFor(opts));
+  }
+  if (scorer !== 'snapkv') throw new Error(`unknown scorer '${String(scorer)}' (snapkv, key-norm)`);
   const snapkv = new SnapKvScorer(opts);
   return new ScoredPolicy(opts.prior ? new CodePriorScorer(snapkv, opts.prior) : snapkv, allocatorFor(opts));
 }

@@ -35,6 +35,12 @@ export interface PolicyInput {
    * on-device selection sees) instead of pooling {@link windowScores} on the host.
    */
   pooledScores?: Float32Array;
+  /**
+   * L2 norm of every stored key row (`llama_snapkv_key_norms`): Float32Array [nLayer][nHeadKv][L],
+   * entry p = ‖k_p‖₂ of the sequence's p-th position in that (layer, KV head). What a scorer with
+   * {@link Scorer.readsKeyNorms} reads.
+   */
+  keyNorms?: Float32Array;
 }
 
 /** Family of a policy (what the plots colour by). */
@@ -79,6 +85,11 @@ export interface Scorer {
   readonly scoreWindow: number;
   /** Trailing positions every (layer, KV head) keeps, unscored [tokens]. */
   readonly protectedTail: number;
+  /**
+   * Whether the scorer reads {@link PolicyInput.keyNorms} (the engine computes them with
+   * `llama_snapkv_key_norms`) instead of window scores. Absent = false.
+   */
+  readonly readsKeyNorms?: boolean;
   /**
    * Scores of the prefix positions 0…L − protectedTail − 1: [nLayer][nHeadKv][L − protectedTail],
    * higher = more important.

@@ -1,7 +1,7 @@
 /**
  * Stage 3, snap: SnapKV compresses the prompt's KV cache with the request's options
- * (config/snap-options.ts), under the code-aware prior when they ask for it (`prior: 'code'`,
- * ../code-prior.ts); a refusal of the engine (a guard: SWA, ALiBi, …) answers with full
+ * (config/snap-options.ts): SnapKV's scorer or the key-norm scorer (`scorer`), under the
+ * code-aware prior when they ask for it (`prior: 'code'`, ../code-prior.ts); a refusal of the engine (a guard: SWA, ALiBi, …) answers with full
  * attention after a notice.
  */
 import { EngineError, throwIfAborted } from '../../engine/errors';
@@ -22,9 +22,19 @@ export interface Snapped {
   attention: AttentionInput;
 }
 
-/** The engine's parameters of the options (what it runs and a thread entry records). */
-export function snapParams(s: SnapOptions): { window: number; budget: number; kernel: number; pooling: SnapOptions['pooling']; allocation: SnapOptions['allocation'] } {
-  return { window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.allocation };
+/**
+ * The engine's parameters of the options (what it runs and a thread entry records); `scorer` only
+ * when it is not SnapKV's (the default), so that SnapKV's entries read as before.
+ */
+export function snapParams(s: SnapOptions): {
+  window: number;
+  budget: number;
+  kernel: number;
+  pooling: SnapOptions['pooling'];
+  allocation: SnapOptions['allocation'];
+  scorer?: SnapOptions['scorer'];
+} {
+  return { window: s.window, budget: s.budget, kernel: s.kernel, pooling: s.pooling, allocation: s.allocation, ...(s.scorer !== 'snapkv' ? { scorer: s.scorer } : {}) };
 }
 
 /**
