@@ -177,7 +177,7 @@ export interface PackResult {
   /** `'ranked'` only: files whose definitions are in the repository map, by rank; else empty. */
   mapped: MappedFile[];
   /**
-   * `'ranked'` only: the chunks (functions, methods, small types) of parsed files not in full,
+   * `'ranked'` only: the chunks (functions, methods, small types, module-level constants; see `chunksOf`) of parsed files not in full,
    * for question-time retrieval (`retrieveChunks`); else empty.
    */
   retrievable: Chunk[];
