@@ -251,7 +251,7 @@ async function main(): Promise<void> {
       skipped: records.filter(isSkipped).filter((r) => selected.has(r.id)),
       extraNotes: {
         'ranked+small+map+retrieval': {
-          what: `ranked+map+retrieval with rankedShares.smallest ${SMALL_FILES_SHARE}: files in full by rank within ${(0.6 - SMALL_FILES_SHARE).toFixed(1)} of the files' budget (with the tree), then the smallest files up to 0.6 (src/context/ranked.ts); measured after the issue's three packings, on the questions it answered (rows: those questions only, all four packings)`,
+          what: `ranked+map+retrieval with rankedShares.smallest ${SMALL_FILES_SHARE}: files in full by rank within ${(0.6 - SMALL_FILES_SHARE).toFixed(1)} of the files' budget (with the tree), then the smallest files up to 0.6 (src/context/ranked.ts); measured apart from the issue's three packings, on the questions it answered (rows: those questions only, all four packings)`,
           command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --packings ${EXTRA_PACKINGS.join(',')}`,
         },
       },
