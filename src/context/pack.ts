@@ -177,7 +177,7 @@ export interface PackResult {
   /** `'ranked'` only: files whose definitions are in the repository map, by rank; else empty. */
   mapped: MappedFile[];
   /**
-   * `'ranked'` only: the chunks (functions, methods, small types) of parsed files not in full,
+   * `'ranked'` only: the chunks (functions, methods, small types, module-level constants; see `chunksOf`) of parsed files not in full,
    * for question-time retrieval (`retrieveChunks`); else empty.
    */
   retrievable: Chunk[];
@@ -271,8 +271,6 @@ export async function packRepository(root: string, options: PackOptions): Promis
   const packing = options.packing ?? 'smallest-first';
   if (packing !== 'smallest-first' && packing !== 'ranked') throw new RangeError(`packing must be 'smallest-first' or 'ranked', got ${String(packing)}`);
   const shares = { ...DEFAULT_RANKED_SHARES, ...options.rankedShares };
-  // the default smallest-files share is capped at a smaller `full` the caller set
-  if (options.rankedShares?.smallest === undefined) shares.smallest = Math.min(DEFAULT_RANKED_SHARES.smallest, shares.full);
   if (!(shares.tree >= 0 && shares.tree <= 1 && shares.full >= 0 && shares.full <= 1)) {
     throw new RangeError(`rankedShares.tree and rankedShares.full must be in [0, 1], got ${String(shares.tree)} and ${String(shares.full)}`);
   }

@@ -71,7 +71,7 @@ test('a fourth packing is compared on the questions answered with all four, apar
     { id, subset, packing: 'ranked+map', correct: rm },
     { id, subset, packing: 'ranked+map+retrieval', correct: rmr },
   ];
-  const small = (id: string, subset: R['subset'], correct: boolean): R => ({ id, subset, packing: 'rank-only+map+retrieval', correct });
+  const small = (id: string, subset: R['subset'], correct: boolean): R => ({ id, subset, packing: 'ranked+small+map+retrieval', correct });
   const records: R[] = [
     ...three('q1', 'inside', true, false, false),
     small('q1', 'inside', true),
@@ -85,15 +85,15 @@ test('a fourth packing is compared on the questions answered with all four, apar
     small('q5', 'outside', false),
   ];
   // by hand: inside q1, q2 — sf 2/2, rm 1/2, rmr 0/2, small 1/2; outside q4 — 0, 1, 1, 1
-  assert.deepEqual(summarizeExtra(records, 'rank-only+map+retrieval'), [
+  assert.deepEqual(summarizeExtra(records, 'ranked+small+map+retrieval'), [
     { packing: 'smallest-first', subset: 'outside', n: 1, accuracy: 0 },
     { packing: 'ranked+map', subset: 'outside', n: 1, accuracy: 1 },
     { packing: 'ranked+map+retrieval', subset: 'outside', n: 1, accuracy: 1 },
-    { packing: 'rank-only+map+retrieval', subset: 'outside', n: 1, accuracy: 1 },
+    { packing: 'ranked+small+map+retrieval', subset: 'outside', n: 1, accuracy: 1 },
     { packing: 'smallest-first', subset: 'inside', n: 2, accuracy: 1 },
     { packing: 'ranked+map', subset: 'inside', n: 2, accuracy: 0.5 },
     { packing: 'ranked+map+retrieval', subset: 'inside', n: 2, accuracy: 0 },
-    { packing: 'rank-only+map+retrieval', subset: 'inside', n: 2, accuracy: 0.5 },
+    { packing: 'ranked+small+map+retrieval', subset: 'inside', n: 2, accuracy: 0.5 },
   ]);
   // summary stays the issue's three packings over q1–q4 (inside sf 2/3, rmr 1/3)
   const summary = summarize(records);
@@ -201,7 +201,7 @@ test('the prompt of each packing is what askRepository prefills', async () => {
       assert.ok(pp.sections.tree > 0 && pp.sections.map > 0, `${packing}: tree and map`);
       assert.ok(!pp.full.includes('src/use39.js'), 'use39.js is not in full');
     }
-    if (packing === 'ranked+map+retrieval' || packing === 'rank-only+map+retrieval') {
+    if (packing === 'ranked+map+retrieval' || packing === 'ranked+small+map+retrieval') {
       assert.equal(pp.retrievalRoom, Math.floor(contextSize * 0.15));
       assert.ok(part.retrievalTokens > 0 && part.retrievalTokens <= pp.retrievalRoom);
       assert.equal(part.retrieved[0], 'src/use39.js#use39', 'BM25 finds the function asked about first');

@@ -41,9 +41,7 @@ test('two different questions pack the same ranked prefix, and the second restor
   const packs: PackResult[] = [];
   const ask = (question: string, packing: 'ranked' | 'smallest-first' = 'ranked'): Promise<AskStats> =>
     askRepository(
-      // smallest 0: every file in full by rank, so that the hub (over 0.3 of the budget: the default
-      // smallest-files share would leave it to the map) is in full
-      { repo, model, store, question, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing, tagsCache, rankedShares: { smallest: 0 } } },
+      { repo, model, store, question, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing, tagsCache } },
       (e) => {
         if (e.kind === 'packed') packs.push(e.pack);
       },

@@ -210,21 +210,19 @@ test('rankedShares.smallest: files by rank within full − smallest, then the sm
   assert.ok(r.mapped.some((m) => m.path === 'src/use0.ts'), 'the useN files are in the map');
   assert.ok(r.totalTokens <= 300);
   for (const s of r.sections) assert.equal(s.tokens, quarterChars(s.text));
-  // without the share (smallest 0) the same budget keeps useN files by rank and not k1..k3
-  const plain = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0 } });
+  // without the share (the default, 0) the same budget keeps useN files by rank and not k1..k3
+  const plain = await ranked(root, { tokenBudget: 300, tagsCache });
   assert.ok(plain.files.some((f) => f.path === 'src/use0.ts'));
   assert.ok(!plain.files.some((f) => ['src/k1.ts', 'src/k2.ts', 'src/k3.ts'].includes(f.path)));
-  // the default share is 0.3, by hand at 300 tokens: by rank within floor(300 · 0.3) = 90: tree 20,
-  // hub (89) does not fit, use0 and use1 (33 each, equal rank, path order) do: 86, nothing else fits
-  // the 4 left; then smallest first within 180: k0..k3 (10 each): 126, use2 (33): 159, use3 would make 192
-  const byDefault = await ranked(root, { tokenBudget: 300, tagsCache });
-  assert.deepEqual(byDefault.files.map((f) => f.path).sort(), ['src/k0.ts', 'src/k1.ts', 'src/k2.ts', 'src/k3.ts', 'src/use0.ts', 'src/use1.ts', 'src/use2.ts']);
-  assert.equal(tokensOf(byDefault, 'file'), 3 * 33 + 4 * 10);
-  const explicitDefault = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0.3 } });
-  assert.deepEqual(explicitDefault.sections, byDefault.sections);
-  // a `full` set below the default share caps it (no RangeError): the same as smallest = full
-  const lowFull = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { full: 0.2 } });
-  assert.deepEqual(lowFull.sections, (await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { full: 0.2, smallest: 0.2 } })).sections);
+  const explicitZero = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0 } });
+  assert.deepEqual(explicitZero.sections, plain.sections);
+  // smallest 0.3 (the fourth packing of bench/repoqa/large), by hand at 300 tokens: by rank within
+  // floor(300 · 0.3) = 90: tree 20, hub (89) does not fit, use0 and use1 (33 each, equal rank, path
+  // order) do: 86, nothing else fits the 4 left; then smallest first within 180: k0..k3 (10 each):
+  // 126, use2 (33): 159, use3 would make 192
+  const small = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0.3 } });
+  assert.deepEqual(small.files.map((f) => f.path).sort(), ['src/k0.ts', 'src/k1.ts', 'src/k2.ts', 'src/k3.ts', 'src/use0.ts', 'src/use1.ts', 'src/use2.ts']);
+  assert.equal(tokensOf(small, 'file'), 3 * 33 + 4 * 10);
   // the prefix does not depend on anything but the repository and the options: same bytes twice
   const again = await ranked(root, { tokenBudget: 300, tagsCache, rankedShares: { smallest: 0.2 } });
   assert.equal(again.sections.map((s) => s.text).join(''), r.sections.map((s) => s.text).join(''));

@@ -16,25 +16,23 @@
  * test/bench/repoqa-large.test.ts checks that askRepository prefills exactly these tokens.
  */
 import { packRepository, type Packing, type PackResult, type RankedShares } from '../../../src/context/pack';
-import { DEFAULT_RANKED_SHARES } from '../../../src/context/ranked';
 import { retrieveChunks } from '../../../src/context/retrieve/retrieve';
 import type { EngineModel } from '../../../src/engine/model';
 import { questionReserve, threadRoom } from '../../../src/pipeline/ask';
 import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../../../src/prompt/prompt';
 
 /**
- * The packings compared: the issue's three (the `summary` rows' `packing`; the ranked ones with the
- * product's default `rankedShares`, whose `smallest` share is {@link SMALL_FILES_SHARE}) and
- * `rank-only+map+retrieval`, ranked+map+retrieval with `rankedShares.smallest` 0 (every file in
- * full chosen by rank: the product's default before the smallest-files share), measured apart.
+ * The packings compared: the issue's three (the `summary` rows' `packing`) and
+ * `ranked+small+map+retrieval`, an attempt at the `inside` subset measured after them
+ * (ranked+map+retrieval with `rankedShares.smallest` {@link SMALL_FILES_SHARE}).
  */
-export type LargePacking = 'smallest-first' | 'ranked+map' | 'ranked+map+retrieval' | 'rank-only+map+retrieval';
+export type LargePacking = 'smallest-first' | 'ranked+map' | 'ranked+map+retrieval' | 'ranked+small+map+retrieval';
 
 /** The issue's three packings, in report order: `summary` and the target are over these. */
 export const LARGE_PACKINGS: readonly LargePacking[] = ['smallest-first', 'ranked+map', 'ranked+map+retrieval'];
 
 /** Packings measured besides the issue's three (reported apart, on the questions they answered). */
-export const EXTRA_PACKINGS: readonly LargePacking[] = ['rank-only+map+retrieval'];
+export const EXTRA_PACKINGS: readonly LargePacking[] = ['ranked+small+map+retrieval'];
 
 /** Every packing, in report order. */
 export const ALL_PACKINGS: readonly LargePacking[] = [...LARGE_PACKINGS, ...EXTRA_PACKINGS];
@@ -43,11 +41,10 @@ export const ALL_PACKINGS: readonly LargePacking[] = [...LARGE_PACKINGS, ...EXTR
 export const PRODUCT_RETRIEVAL_SHARE = 0.15;
 
 /**
- * The product's default `rankedShares.smallest` (`DEFAULT_RANKED_SHARES`, src/context/ranked.ts),
- * which the ranked packings use: half of the files' default share (0.6) goes to files chosen
- * smallest first, after the ranked ones. Written into the report's notes.
+ * `rankedShares.smallest` of `ranked+small+map+retrieval`: half of the files' default share (0.6)
+ * goes to files chosen smallest first, after the ranked ones (src/context/ranked.ts).
  */
-export const SMALL_FILES_SHARE = DEFAULT_RANKED_SHARES.smallest;
+export const SMALL_FILES_SHARE = 0.3;
 
 /** The `askRepository` options of a packing: `pack.packing`, `pack.rankedShares` (when not the default) and `retrievalShare`. */
 export function askOptions(p: LargePacking): { packing: Packing; retrievalShare: number; rankedShares?: RankedShares } {
@@ -58,8 +55,8 @@ export function askOptions(p: LargePacking): { packing: Packing; retrievalShare:
       return { packing: 'ranked', retrievalShare: 0 };
     case 'ranked+map+retrieval':
       return { packing: 'ranked', retrievalShare: PRODUCT_RETRIEVAL_SHARE };
-    case 'rank-only+map+retrieval':
-      return { packing: 'ranked', retrievalShare: PRODUCT_RETRIEVAL_SHARE, rankedShares: { smallest: 0 } };
+    case 'ranked+small+map+retrieval':
+      return { packing: 'ranked', retrievalShare: PRODUCT_RETRIEVAL_SHARE, rankedShares: { smallest: SMALL_FILES_SHARE } };
   }
 }
 

@@ -18,7 +18,7 @@
  *   --limit N             stop after N new questions (each with every packing)
  *   --report-only         write the report from the JSONL, answer nothing
  *   --sequential          every question of a package before the next package (default: round-robin)
- *   --packings LIST       the packings to answer with (default the issue's three; `rank-only+map+retrieval`
+ *   --packings LIST       the packings to answer with (default the issue's three; `ranked+small+map+retrieval`
  *                         is the fourth, reported in `extra` on the questions it answered). Every packing
  *                         is packed (the report's tokens per section) whichever are answered.
  *
@@ -250,8 +250,8 @@ async function main(): Promise<void> {
     {
       skipped: records.filter(isSkipped).filter((r) => selected.has(r.id)),
       extraNotes: {
-        'rank-only+map+retrieval': {
-          what: `ranked+map+retrieval with rankedShares.smallest 0 (every file in full chosen by rank) instead of the product's default ${SMALL_FILES_SHARE} (files by rank within ${(0.6 - SMALL_FILES_SHARE).toFixed(1)} of the budget with the tree, then the smallest files up to 0.6; src/context/ranked.ts); measured after the issue's three packings, on the questions it answered (rows: those questions only, all four packings)`,
+        'ranked+small+map+retrieval': {
+          what: `ranked+map+retrieval with rankedShares.smallest ${SMALL_FILES_SHARE}: files in full by rank within ${(0.6 - SMALL_FILES_SHARE).toFixed(1)} of the files' budget (with the tree), then the smallest files up to 0.6 (src/context/ranked.ts); measured apart from the issue's three packings, on the questions it answered (rows: those questions only, all four packings)`,
           command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --packings ${EXTRA_PACKINGS.join(',')}`,
         },
       },
