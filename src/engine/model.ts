@@ -11,7 +11,8 @@ import { parseRpcServers, rpcErrorFromNative } from './rpc';
 export interface LoadModelOptions {
   /**
    * Layers to offload to the GPU, or with `rpcServers` to the RPC servers (0 = CPU only; a large
-   * number = all). Default 0, or all layers with `rpcServers`.
+   * number = all). Default 0 (or `REPOSNAP_GPU_LAYERS`, see {@link defaultGpuLayers}), or all layers
+   * with `rpcServers`.
    */
   gpuLayers?: number;
   /**
@@ -23,6 +24,18 @@ export interface LoadModelOptions {
 
 /** `gpuLayers` that puts every layer of any model on the RPC servers (llama.cpp caps it at the layer count + 1). */
 export const ALL_LAYERS = 999;
+
+/**
+ * The default `gpuLayers` without RPC servers: `REPOSNAP_GPU_LAYERS` when set (a whole number >= 0;
+ * the engine tests' GPU lane, .ci/vulkan.sh, offloads every layer with it), else 0 (CPU only).
+ * @throws ModelLoadError when the variable is set but not a whole number >= 0.
+ */
+export function defaultGpuLayers(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.REPOSNAP_GPU_LAYERS;
+  if (raw === undefined || raw === '') return 0;
+  if (!/^\d+$/.test(raw)) throw new ModelLoadError(`REPOSNAP_GPU_LAYERS must be a whole number >= 0 (got '${raw}')`);
+  return Number(raw);
+}
 
 /** A chat message for the model's chat template. */
 export interface ChatMessage {
@@ -57,7 +70,7 @@ export async function loadModel(file: string, options: LoadModelOptions = {}): P
     fs.closeSync(fd);
   }
   const rpcServers = parseRpcServers(options.rpcServers ?? []);
-  const gpuLayers = options.gpuLayers ?? (rpcServers.length > 0 ? ALL_LAYERS : 0);
+  const gpuLayers = options.gpuLayers ?? (rpcServers.length > 0 ? ALL_LAYERS : defaultGpuLayers());
   const meta = await readModelMetadata(file);
   const addon = loadAddon();
   let native: NativeModel;

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The Vulkan lane (issue 18): builds the Vulkan engine and runs the engine tests that matter against
+# it with every layer offloaded, on Mesa's lavapipe (software Vulkan: no GPU needed) or on a real
+# Vulkan device.
+#
+#   npm run test:vulkan            (= bash .ci/vulkan.sh; needs node_modules: npm ci)
+#
+# 1. installs what the build and lavapipe need (Debian: glslc, libvulkan-dev, spirv-headers,
+#    mesa-vulkan-drivers) where they are missing, after apt-get update;
+# 2. builds native/build/reposnap-vulkan.node (REPOSNAP_GPU=vulkan npm run build:native, with ccache
+#    when installed; the shader generation dominates a cold build: see README, Vulkan);
+# 3. runs the engine tests below with REPOSNAP_ADDON (the Vulkan addon), REPOSNAP_GPU_LAYERS=999 (every
+#    layer and the KV cache on the Vulkan device, src/engine/model.ts defaultGpuLayers) and
+#    GGML_VK_VISIBLE_DEVICES (default 0: ggml-vulkan skips CPU-type devices such as lavapipe unless
+#    they are listed), vulkan.test.ts checks that the model was loaded with those layers.
+#
+# Environment: VULKAN_TESTS (the test files, default below), GGML_VK_VISIBLE_DEVICES, REPOSNAP_JOBS.
+# A missing package that cannot be installed, a failed build or a failed test fails the lane: it is
+# never skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if command -v apt-get >/dev/null 2>&1; then
+  need=()
+  for pkg in cmake g++ git ccache glslc libvulkan-dev spirv-headers mesa-vulkan-drivers; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+  fi
+fi
+for tool in glslc cmake; do
+  command -v "$tool" >/dev/null || { echo "vulkan lane: '$tool' is missing (Debian: apt-get install glslc libvulkan-dev spirv-headers mesa-vulkan-drivers)" >&2; exit 1; }
+done
+
+t0=$(date +%s)
+REPOSNAP_GPU=vulkan npm run build:native
+t1=$(date +%s)
+
+export REPOSNAP_ADDON="$PWD/native/build/reposnap-vulkan.node"
+export REPOSNAP_GPU_LAYERS=999
+export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
+
+# keep-all bit-identity and the float64 reference (snapkv), state files (state, state-format),
+# guards, shared cells (sequences), and a second compaction of a compacted cache with flash
+# attention on (vulkan: the lavapipe fault of issue 18); then a subset of the reference matrix:
+# flash attention on with an f16 cache and off with an f32 cache (each x window x pooling x kernel
+# x budget, 36 cases), the two corners of its four tests
+tests=${VULKAN_TESTS:-"test/engine/snapkv.test.ts test/engine/state.test.ts test/engine/state-format.test.ts test/engine/guards.test.ts test/engine/sequences.test.ts test/engine/vulkan.test.ts"}
+status=0
+# shellcheck disable=SC2086
+node --import tsx --test --test-concurrency=1 $tests || status=1
+node --import tsx --test --test-concurrency=1 --test-name-pattern='matrix: flash attention (on, f16|off, f32) cache' test/engine/matrix.test.ts || status=1
+t2=$(date +%s)
+echo "vulkan lane: build $((t1 - t0)) s, tests $((t2 - t1)) s"
+exit $status
