@@ -43,8 +43,11 @@ let continuation: number[];
 before(async () => {
   const file = checkRealModel();
   model = await loadModel(file);
-  // real code and prose: this repository's README then its engine's source, cut to L tokens
-  const text = ['README.md', 'src/engine/session.ts'].map((f) => fs.readFileSync(path.join(ROOT, f), 'utf8')).join('\n\n');
+  // real code and prose, cut to L tokens: the first 8,000 bytes of this repository's README then its
+  // engine's source as they were at 4262262, frozen in a fixture (the live files change with every
+  // commit, and the tolerances below are near-tie counts of one text: a README edit turned the
+  // yardstick's top-1 agreement from 20/20 into 17/20)
+  const text = fs.readFileSync(path.join(ROOT, 'test', 'engine', 'fixtures', 'real-prompt.txt'), 'utf8');
   prompt = Array.from(model.tokenize(text, { addSpecial: true })).slice(0, L);
   assert.equal(prompt.length, L, 'the source text is long enough');
   continuation = Array.from(model.tokenize(' The session keeps the KV cache of the prompt and compresses it with SnapKV before decoding.'));
