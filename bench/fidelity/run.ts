@@ -21,10 +21,12 @@
  *   --no-device-check  skip the on-device SnapKV check (RepoSnap's own snap vs the host selection)
  *   --budgets LIST     budgets as fractions of L (default 0.05,0.1,0.25,0.5)
  *   --steps N          teacher-forced tokens after compression (default 64)
- *   --grid full|main|keynorm   SnapKV configurations: the whole window × pooling × kernel grid
+ *   --grid full|main|keynorm|topup   SnapKV configurations: the whole window × pooling × kernel grid
  *                      (default) or only the plotted two (with the baselines); keynorm: RepoSnap's
  *                      default SnapKV beside the key-norm scorer (tail w = 32, and tail 0 =
- *                      KnormPress) at the same B, no baselines and no targets (issue 16 item 4)
+ *                      KnormPress) at the same B, no baselines and no targets (issue 16 item 4);
+ *                      topup: SnapKV beside the key-norm base (half the prefix budget) topped up
+ *                      by SnapKV, and the key-norm scorer (tail w)
  *   --retrieval N      retrieval-probe items (default: all cached; 0 skips the probe; stories only)
  *   --follow-up N      follow-up-probe threads (default 16; 0 skips the probe; stories only)
  *   --regenerate       sample prompts.json again (prompts, retrieval items) from the model
@@ -53,7 +55,7 @@ import { TeacherForcer } from './engine';
 import { followUpItems, runFollowUpItem, type FollowUpResult } from './follow-up';
 import { summarize } from './metrics';
 import type { EvictionPolicy } from './policy';
-import { baselines, DEFAULT_SNAPKV_ID, KeyNormPolicy, snapKvGrid, SnapKvPolicy } from './policies';
+import { baselines, DEFAULT_SNAPKV_ID, KeyNormPolicy, KeyNormTopUpPolicy, snapKvGrid, SnapKvPolicy } from './policies';
 import { writePlots } from './plot';
 import { DEFAULT_GENERATOR, generatePrompts, readPromptCache, writePromptCache, type Prompt, type PromptCache } from './prompts';
 import { checkTargets, followUpReport, markdownTable, modelShapeRecord, resultRows, retrievalReport, type PolicyRecord } from './report';
@@ -113,7 +115,7 @@ async function main(): Promise<void> {
   const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', bench.id === 'tiny' ? 'fidelity.json' : `fidelity-${bench.short}.json`));
   if (fractions.some((f) => !(f > 0 && f <= 1))) throw new Error('--budgets: fractions in (0, 1]');
   if (!(steps >= 1)) throw new Error('--steps: a positive number of tokens');
-  if (grid !== 'full' && grid !== 'main' && grid !== 'keynorm') throw new Error('--grid: full, main or keynorm');
+  if (grid !== 'full' && grid !== 'main' && grid !== 'keynorm' && grid !== 'topup') throw new Error('--grid: full, main, keynorm or topup');
   if (source !== 'stories' && source !== 'code') throw new Error('--source: stories or code');
   if (source === 'stories' && bench.id !== 'tiny') throw new Error('--source stories: the cached stories are stories260K\'s own (--model tiny); use --source code with a real model');
   if (source === 'code' && (Number(values.retrieval ?? 0) > 0 || Number(values['follow-up'] ?? 0) > 0)) throw new Error('--retrieval and --follow-up probe story prompts: use them with --source stories');
@@ -156,10 +158,11 @@ async function main(): Promise<void> {
   // policies
   const defaultSnap = new SnapKvPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
   const needleSnap = new SnapKvPolicy(NEEDLE_SNAPKV);
-  const snaps: SnapKvPolicy[] = grid === 'full' ? snapKvGrid() : grid === 'keynorm' ? [defaultSnap] : [defaultSnap, needleSnap];
-  const base: EvictionPolicy[] = grid === 'keynorm' ? [new KeyNormPolicy({ tail: SNAP_DEFAULTS.window }), new KeyNormPolicy()] : baselines();
+  const snaps: SnapKvPolicy[] = grid === 'full' ? snapKvGrid() : grid === 'keynorm' || grid === 'topup' ? [defaultSnap] : [defaultSnap, needleSnap];
+  const topUp = new KeyNormTopUpPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
+  const base: EvictionPolicy[] = grid === 'keynorm' ? [new KeyNormPolicy({ tail: SNAP_DEFAULTS.window }), new KeyNormPolicy()] : grid === 'topup' ? [topUp, new KeyNormPolicy({ tail: SNAP_DEFAULTS.window })] : baselines();
   const policies: EvictionPolicy[] = [...snaps, ...base];
-  const plottedIds = grid === 'keynorm' ? [DEFAULT_SNAPKV_ID, ...base.map((p) => p.id)] : [DEFAULT_SNAPKV_ID, needleSnap.id, ...base.map((p) => p.id)];
+  const plottedIds = grid === 'keynorm' || grid === 'topup' ? [DEFAULT_SNAPKV_ID, ...base.map((p) => p.id)] : [DEFAULT_SNAPKV_ID, needleSnap.id, ...base.map((p) => p.id)];
   const ordered = [...plottedIds.map((id) => policies.find((p) => p.id === id)!), ...policies.filter((p) => !plottedIds.includes(p.id))];
   const policyRecords: PolicyRecord[] = ordered.map((p) => ({
     id: p.id,
@@ -225,7 +228,7 @@ async function main(): Promise<void> {
   const followUp = followResults.length ? followUpReport(followResults, fractions, FOLLOW_UP_PREFIX, { window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling }) : null;
   if (followUp) log(`follow-up: ${followUp.items} threads`);
 
-  const targets = grid === 'keynorm' ? [] : checkTargets(rows, [DEFAULT_SNAPKV_ID, needleSnap.id], base.filter((p) => p.family !== 'recent').map((p) => p.id), followUp);
+  const targets = grid === 'keynorm' || grid === 'topup' ? [] : checkTargets(rows, [DEFAULT_SNAPKV_ID, needleSnap.id], base.filter((p) => p.family !== 'recent').map((p) => p.id), followUp);
   const runSeconds = (performance.now() - t0) / 1000;
   const lengths = measurements.map((m) => m.L);
   const device = fractions.map((fraction, fi) => {

@@ -31,7 +31,8 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           adakv and pyramid hold up to ~2x the cells: see bench/results/allocation.json)
   --scorer ${SNAP_SCORERS.join('|')}
                           what ranks the prompt's tokens: snapkv, the question's attention; key-norm,
-                          the lowest key norms, query-agnostic (default ${SNAP_DEFAULTS.scorer}; see bench/results/*-keynorm.json)
+                          the lowest key norms, query-agnostic; key-norm-topup, half the budget by key norm,
+                          the rest by snapkv (default ${SNAP_DEFAULTS.scorer}; see bench/results/*-keynorm.json)
   --prior ${SNAP_PRIORS.join('|')}      a prior over SnapKV's scores: code raises the tokens of definition signature
                           lines and of identifiers the question names (default ${SNAP_DEFAULTS.prior})
   --prior-bonus <b>       the code prior's bonus, in multiples of each head's mean score (default ${SNAP_DEFAULTS.priorBonus})
@@ -283,7 +284,8 @@ export function snapOptions(o: {
   const kernel = intOption('kernel', o.kernel, SNAP_DEFAULTS.kernel, SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max);
   if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
   const scorer = o.scorer ?? SNAP_DEFAULTS.scorer;
-  if (!(SNAP_SCORERS as readonly string[]).includes(scorer)) throw new UsageError(`--scorer must be ${SNAP_SCORERS.join(' or ')} (got '${scorer}')`);
+  if (!(SNAP_SCORERS as readonly string[]).includes(scorer)) throw new UsageError(`--scorer must be ${SNAP_SCORERS.slice(0, -1).join(', ')} or ${SNAP_SCORERS.at(-1)} (got '${scorer}')`);
+  if (scorer === 'key-norm-topup' && allocation !== 'uniform') throw new UsageError(`--scorer key-norm-topup needs --allocation uniform (got '${allocation}')`);
   const prior = o.prior ?? SNAP_DEFAULTS.prior;
   if (prior === 'code' && scorer !== 'snapkv') throw new UsageError(`--prior code needs --scorer snapkv (got '${scorer}')`);
   if (!(SNAP_PRIORS as readonly string[]).includes(prior)) throw new UsageError(`--prior must be ${SNAP_PRIORS.join(' or ')} (got '${prior}')`);

@@ -45,7 +45,7 @@ export interface ReposnapSettings {
   kernel: number;
   /** How the SnapKV budget is shared among layers and KV heads (uniform = SnapKV; adakv, pyramid: same total, more cells). */
   budgetAllocation: BudgetAllocation;
-  /** What ranks the prompt's tokens (`reposnap.scorer`): SnapKV's window attention, or the query-agnostic key norms. */
+  /** What ranks the prompt's tokens (`reposnap.scorer`): SnapKV's window attention, the query-agnostic key norms, or a key-norm base topped up by SnapKV. */
   scorer: SnapScorer;
   /** A prior over SnapKV's scores (`reposnap.prior`): none, or the code-aware prior (definitions and the question's identifiers). */
   prior: SnapPrior;
@@ -261,6 +261,10 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
   if (settings.prior === 'code' && settings.scorer !== 'snapkv') {
     settings.prior = 'none';
     problems.push(`reposnap.prior 'code' needs reposnap.scorer 'snapkv' (got '${settings.scorer}'); using no prior`);
+  }
+  if (settings.scorer === 'key-norm-topup' && settings.budgetAllocation !== 'uniform') {
+    settings.budgetAllocation = 'uniform';
+    problems.push(`reposnap.scorer 'key-norm-topup' needs reposnap.budgetAllocation 'uniform' (got another); using uniform`);
   }
   return { settings, problems };
 }

@@ -33,10 +33,11 @@ export type { SnapScorer };
 /**
  * The scorers that rank the prompt's prefix positions (issue 16, item 4; {@link SnapScorer}):
  * `'snapkv'`, SnapKV's pooled window attention (query-aware); `'key-norm'`, −‖k‖₂ of each stored
- * key (Devoto et al. 2024, query-agnostic), keeping the same last w tokens. In the order the
- * settings and the CLI list them.
+ * key (Devoto et al. 2024, query-agnostic), keeping the same last w tokens; `'key-norm-topup'`,
+ * half of the prefix budget by key norm (the question-independent base), the rest by SnapKV
+ * (uniform allocation only). In the order the settings and the CLI list them.
  */
-export const SNAP_SCORERS: readonly SnapScorer[] = ['snapkv', 'key-norm'];
+export const SNAP_SCORERS: readonly SnapScorer[] = ['snapkv', 'key-norm', 'key-norm-topup'];
 
 /** SnapKV options of a question; `enabled: false` answers with full attention (the rest is then unused). */
 export interface SnapOptions {
@@ -104,7 +105,8 @@ const int = (l: { min: number; max: number }) => v.pipe(v.number(), v.integer(),
 
 /**
  * The schema of {@link SnapOptions} (valibot): types, ranges, an odd kernel, a prior bonus in
- * [0, 1000], the code prior only with SnapKV's scorer, and B ≥ w. Missing
+ * [0, 1000], the code prior only with SnapKV's scorer, the key-norm top-up only with the uniform
+ * allocation, and B ≥ w. Missing
  * fields take {@link SNAP_DEFAULTS}; fields it does not know are dropped.
  */
 export const SnapOptionsSchema = v.pipe(
@@ -120,6 +122,7 @@ export const SnapOptionsSchema = v.pipe(
     priorBonus: v.optional(v.pipe(v.number(), v.finite(), v.minValue(SNAP_LIMITS.priorBonus.min), v.maxValue(SNAP_LIMITS.priorBonus.max)), SNAP_DEFAULTS.priorBonus),
   }),
   v.check((o) => !(o.prior === 'code' && o.scorer !== 'snapkv'), "prior 'code' needs scorer 'snapkv' (its bonus is a multiple of SnapKV's scores)"),
+  v.check((o) => !(o.scorer === 'key-norm-topup' && o.allocation !== 'uniform'), "scorer 'key-norm-topup' needs allocation 'uniform'"),
   v.check((o) => budgetBelowWindow(o.budget, o.window) === undefined, (issue) => {
     const o = issue.input as { budget: number; window: number };
     return budgetBelowWindow(o.budget, o.window) ?? 'budget below window';

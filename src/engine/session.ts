@@ -78,9 +78,10 @@ export interface SnapParams {
    */
   prior?: { flags: Uint8Array; bonus?: number };
   /**
-   * The scorer (see {@link SnapScorer}): 'snapkv' (default) or 'key-norm' (−‖k‖₂ of each stored
+   * The scorer (see {@link SnapScorer}): 'snapkv' (default), 'key-norm' (−‖k‖₂ of each stored
    * key, `llama_snapkv_key_norms`, allocated in TypeScript and compacted with
-   * `llama_snapkv_compact_kept`; the last `window` tokens are kept as SnapKV keeps its window).
+   * `llama_snapkv_compact_kept`; the last `window` tokens are kept as SnapKV keeps its window), or
+   * 'key-norm-topup' (half of the prefix budget by key norm, the rest by SnapKV's scores).
    */
   scorer?: SnapScorer;
 }
@@ -329,7 +330,7 @@ export class EngineSession {
   }
 
   /**
-   * A policy's snap off the device fast path: the policy's scores (`llama_snapkv_score`, or the
+   * A policy's snap off the device fast path: the policy's scores (`llama_snapkv_score`, and/or the
    * key norms, `llama_snapkv_key_norms`, for a scorer that reads them), its choice of kept rows,
    * their compaction (`llama_snapkv_compact_kept`). The result's `ms` covers both engine calls.
    * Needs the sequence at positions 0…L−1 (scores are indexed by position rank).
@@ -338,7 +339,7 @@ export class EngineSession {
   private async snapByPolicy(policy: ScoredPolicy, L: number, budget: number, keepScores: boolean): Promise<NativeSnapResult> {
     const { window, kernel, pooling } = policy.scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
     const what = policy.allocator.id === 'uniform' ? `the ${policy.scorer.id} scorer` : `the ${policy.allocator.id} allocation`;
-    if (policy.scorer.readsKeyNorms) {
+    if (policy.scorer.readsKeyNorms && policy.scorer.scoreWindow === 0) {
       const tail = policy.scorer.protectedTail;
       if (budget < tail) {
         return { status: this.status.errParams, error: `need the budget (${budget}) ≥ the kept tail (${tail} tokens)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
@@ -360,13 +361,16 @@ export class EngineSession {
     if (this.native.seqPosMax(0) + 1 !== L) {
       return { status: this.status.errParams, error: `${what} needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
     }
+    // a scorer that reads both (the key-norm top-up): the key norms too, before the cache changes
+    const n = policy.scorer.readsKeyNorms ? await this.native.snapKeyNorms(0) : undefined;
+    if (n && n.status !== this.status.ok) return n;
     const s = await this.native.snapScore(0, { window, kernel, pooling });
     if (s.status !== this.status.ok) return s;
     const scores = this.native.snapScores();
-    const kept = policy.select({ L, budget, nLayer: s.nLayer, nHeadKv: s.nHeadKv, pooledScores: scores });
+    const kept = policy.select({ L, budget, nLayer: s.nLayer, nHeadKv: s.nHeadKv, pooledScores: scores, ...(n ? { keyNorms: n.norms } : {}) });
     const r = await this.native.compactKept(0, kept.length / (s.nLayer * s.nHeadKv), kept);
     if (keepScores && r.status === this.status.ok) this.policyScores = scores;
-    return { ...r, ms: r.ms + s.ms };
+    return { ...r, ms: r.ms + s.ms + (n?.ms ?? 0) };
   }
 
   /**

@@ -236,3 +236,43 @@ test('gemma3 iSWA: the global layers only, equal to the norms of the K rows in i
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("snap({ scorer: 'key-norm-topup' }): per (layer, KV head) the base of lowest engine norms, SnapKV's best engine scores among the rest, the window", async () => {
+  const w = 16;
+  const B = 80;
+  const opts = { contextSize: 1024, flashAttention: 'off' as const, kvCacheType: 'f32' as const, snapWindow: w, threads: 1, threadsBatch: 1 };
+  const L = prompt.length;
+  // the engine's own inputs, from uncompressed copies of the same prompt: key norms, SnapKV's pooled scores
+  const a = createSession(model, opts);
+  let norms: Float32Array;
+  let scores: Float32Array;
+  try {
+    await a.prefill(prompt);
+    norms = (await a.keyNorms()).norms;
+    await a.snap({ window: w, budget: B, keepScores: true });
+    scores = Float32Array.from(a.snapScores());
+  } finally {
+    a.dispose();
+  }
+  const s = createSession(model, opts);
+  try {
+    await s.prefill(prompt);
+    const r = await s.snap({ window: w, budget: B, scorer: 'key-norm-topup' });
+    assert.deepEqual([r.compacted, r.L, r.B], [true, L, B]);
+    const kept = s.snapKept();
+    const P = L - w;
+    const base = Math.round(0.5 * (B - w));
+    const rows = model.info.nLayer * model.info.nHeadKv;
+    assert.equal(scores.length, rows * P);
+    for (let row = 0; row < rows; row++) {
+      const byNorm = Array.from({ length: P }, (_, p) => p).sort((x, y) => norms[row * L + x]! - norms[row * L + y]! || x - y);
+      const chosen = new Set(byNorm.slice(0, base));
+      const byScore = Array.from({ length: P }, (_, p) => p).filter((p) => !chosen.has(p)).sort((x, y) => scores[row * P + y]! - scores[row * P + x]! || x - y);
+      for (const p of byScore.slice(0, B - w - base)) chosen.add(p);
+      const expected = [...[...chosen].sort((x, y) => x - y), ...Array.from({ length: w }, (_, i) => P + i)];
+      assert.deepEqual(Array.from(kept.subarray(row * B, (row + 1) * B)), expected, `layer ${Math.floor(row / model.info.nHeadKv)} head ${row % model.info.nHeadKv}`);
+    }
+  } finally {
+    s.dispose();
+  }
+});

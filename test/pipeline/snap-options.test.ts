@@ -33,7 +33,7 @@ test("package.json's SnapKV settings declare the schema's defaults and ranges", 
   assert.deepEqual(props['reposnap.pooling']!.enum, ['max', 'avg']);
   assert.deepEqual(props['reposnap.budgetAllocation']!.enum, ['uniform', 'adakv', 'pyramid']);
   assert.deepEqual(props['reposnap.prior']!.enum, ['none', 'code']);
-  assert.deepEqual(props['reposnap.scorer']!.enum, ['snapkv', 'key-norm']);
+  assert.deepEqual(props['reposnap.scorer']!.enum, ['snapkv', 'key-norm', 'key-norm-topup']);
   assert.deepEqual([props['reposnap.priorBonus']!.minimum, props['reposnap.priorBonus']!.maximum], [SNAP_LIMITS.priorBonus.min, SNAP_LIMITS.priorBonus.max]);
 });
 
@@ -54,8 +54,10 @@ test('the schema fills missing fields with the defaults and names each bad field
 
 test("the key-norm scorer: the CLI's --scorer, the setting reposnap.scorer, and the code prior refused beside it", () => {
   assert.deepEqual(snapOptions({ scorer: 'key-norm' }), { ...SNAP_DEFAULTS, scorer: 'key-norm' });
-  assert.throws(() => snapOptions({ scorer: 'knorm' }), { message: "--scorer must be snapkv or key-norm (got 'knorm')" });
+  assert.throws(() => snapOptions({ scorer: 'knorm' }), { message: "--scorer must be snapkv, key-norm or key-norm-topup (got 'knorm')" });
   assert.throws(() => snapOptions({ scorer: 'key-norm', prior: 'code' }), { message: "--prior code needs --scorer snapkv (got 'key-norm')" });
+  assert.deepEqual(snapOptions({ scorer: 'key-norm-topup' }), { ...SNAP_DEFAULTS, scorer: 'key-norm-topup' });
+  assert.throws(() => snapOptions({ scorer: 'key-norm-topup', allocation: 'adakv' }), { message: "--scorer key-norm-topup needs --allocation uniform (got 'adakv')" });
   assert.deepEqual(readSettings({ get: <T>(k: string) => ({ scorer: 'key-norm' })[k] as T | undefined }).settings, { ...DEFAULT_SETTINGS, scorer: 'key-norm' });
   const r = readSettings({ get: <T>(k: string) => ({ scorer: 'key-norm', prior: 'code' })[k] as T | undefined });
   assert.deepEqual([r.settings.scorer, r.settings.prior], ['key-norm', 'none']);

@@ -2,16 +2,16 @@
  * The policies the fidelity benchmark runs: the full SnapKV grid of issue 7 (the product's SnapKV
  * policy, src/engine/policies: SnapKV's scorer × the uniform allocation) and the bench-only
  * baselines (StreamingLLM, keep-recent, random), which implement the product's policy interface,
- * and the product's query-agnostic key-norm scorer (./key-norm.ts).
+ * and the product's query-agnostic key-norm scorer and its SnapKV top-up (./key-norm.ts).
  */
 import type { EvictionPolicy } from '../policy';
-import { KeyNormPolicy } from './key-norm';
+import { KeyNormPolicy, KeyNormTopUpPolicy } from './key-norm';
 import { RandomPolicy } from './random';
 import { RecentPolicy } from './recent';
 import { SnapKvPolicy } from './snapkv';
 import { StreamingLlmPolicy } from './streaming-llm';
 
-export { KeyNormPolicy, RandomPolicy, RecentPolicy, SnapKvPolicy, StreamingLlmPolicy };
+export { KeyNormPolicy, KeyNormTopUpPolicy, RandomPolicy, RecentPolicy, SnapKvPolicy, StreamingLlmPolicy };
 
 /** Observation windows of the SnapKV grid [tokens]. */
 export const GRID_WINDOWS = [8, 16, 32] as const;

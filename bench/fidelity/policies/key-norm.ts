@@ -8,6 +8,8 @@
  */
 import { ScoredPolicy } from '../../../src/engine/policies/compose';
 import { KeyNormScorer } from '../../../src/engine/policies/key-norm';
+import { KeyNormTopUpScorer } from '../../../src/engine/policies/key-norm-topup';
+import { SnapKvScorer, type SnapKvScorerOptions } from '../../../src/engine/policies/snapkv';
 import { UniformAllocator } from '../../../src/engine/policies/uniform';
 
 export { KeyNormScorer } from '../../../src/engine/policies/key-norm';
@@ -19,5 +21,19 @@ export class KeyNormPolicy extends ScoredPolicy {
   /** @param tail trailing positions every (layer, KV head) keeps [tokens], default 0 (KnormPress). */
   constructor(opts: { tail?: number } = {}) {
     super(new KeyNormScorer(opts), new UniformAllocator());
+  }
+}
+
+/**
+ * The key-norm base topped up by SnapKV (src/engine/policies/key-norm-topup.ts) with the uniform
+ * allocation: `baseShare` of the prefix budget by key norm, the rest by SnapKV's pooled window
+ * attention, the window kept; what `--scorer key-norm-topup` runs.
+ */
+export class KeyNormTopUpPolicy extends ScoredPolicy {
+  declare readonly scorer: KeyNormTopUpScorer;
+
+  /** @param opts SnapKV's window, kernel, pooling and the base share (default 0.5). */
+  constructor(opts: SnapKvScorerOptions & { baseShare?: number } = {}) {
+    super(new KeyNormTopUpScorer(new SnapKvScorer(opts), { baseShare: opts.baseShare }), new UniformAllocator());
   }
 }

@@ -7,6 +7,7 @@
 import { AdaKvAllocator } from './adakv';
 import { CodePriorScorer } from './code-prior';
 import { KeyNormScorer } from './key-norm';
+import { KeyNormTopUpScorer } from './key-norm-topup';
 import { range, type Allocator, type EvictionPolicy, type PolicyFamily, type PolicyInput, type Scorer } from './policy';
 import { PyramidAllocator } from './pyramid';
 import { SnapKvScorer, type SnapKvScorerOptions } from './snapkv';
@@ -104,14 +105,18 @@ export type BudgetAllocation = 'uniform' | 'adakv' | 'pyramid';
  * The scorer that ranks the prefix positions:
  * - `snapkv`: SnapKV's pooled window attention (Li et al. 2024, sec. 4; ./snapkv.ts), query-aware;
  * - `key-norm`: −‖k‖₂ of each stored key (Devoto et al. 2024, sec. 3; ./key-norm.ts),
- *   query-agnostic; it keeps the same last w tokens SnapKV's window does.
+ *   query-agnostic; it keeps the same last w tokens SnapKV's window does;
+ * - `key-norm-topup`: a key-norm base of {@link SnapPolicyOptions.baseShare} of the prefix budget,
+ *   topped up per question by SnapKV (./key-norm-topup.ts); the uniform allocation only.
  */
-export type SnapScorer = 'snapkv' | 'key-norm';
+export type SnapScorer = 'snapkv' | 'key-norm' | 'key-norm-topup';
 
 /** The product's SnapKV configuration, as `EngineSession.snap` takes it. */
 export interface SnapPolicyOptions extends SnapKvScorerOptions {
   /** Default 'snapkv'. */
   scorer?: SnapScorer;
+  /** `key-norm-topup`: the key-norm base's share of the prefix budget, in [0, 1]. Default 0.5. */
+  baseShare?: number;
   /** Default 'uniform'. */
   allocation?: BudgetAllocation;
   /** AdaKV safeguard α ∈ [0, 1]. Default 0.2. */
@@ -144,19 +149,26 @@ export function allocatorFor(opts: Pick<SnapPolicyOptions, 'allocation' | 'adaAl
 
 /**
  * The product's policy: the chosen scorer (SnapKV's by default, under the code-aware prior when
- * `prior` is given; the key-norm scorer protecting the last `window` tokens) × the chosen allocation.
+ * `prior` is given; the key-norm scorer protecting the last `window` tokens; the key-norm base
+ * topped up by SnapKV) × the chosen allocation.
  * @throws Error for invalid options (see {@link SnapKvScorer}, {@link KeyNormScorer},
- *   {@link CodePriorScorer}, {@link allocatorFor}), an unknown scorer, or the code prior over the
- *   key-norm scorer (its bonus is a multiple of a row's mean SnapKV score).
+ *   {@link KeyNormTopUpScorer}, {@link CodePriorScorer}, {@link allocatorFor}), an unknown scorer,
+ *   the code prior over a key-norm scorer (its bonus is a multiple of a row's mean SnapKV score),
+ *   or the top-up with a non-uniform allocation.
  */
 export function snapPolicy(opts: SnapPolicyOptions = {}): ScoredPolicy {
   const scorer = opts.scorer ?? 'snapkv';
+  if (scorer === 'key-norm-topup') {
+    if (opts.prior) throw new Error(`the code prior applies to SnapKV's scores, not to the key-norm top-up`);
+    if ((opts.allocation ?? 'uniform') !== 'uniform') throw new Error(`the key-norm top-up needs the uniform allocation, got '${opts.allocation}'`);
+    return new ScoredPolicy(new KeyNormTopUpScorer(new SnapKvScorer(opts), { baseShare: opts.baseShare }), allocatorFor(opts));
+  }
   if (scorer === 'key-norm') {
     if (opts.prior) throw new Error(`the code prior applies to SnapKV's scores, not to the key-norm scorer`);
     const snapkv = new SnapKvScorer(opts); // checks the window as SnapKV does
     return new ScoredPolicy(new KeyNormScorer({ tail: snapkv.params.window }), allocatorFor(opts));
   }
-  if (scorer !== 'snapkv') throw new Error(`unknown scorer '${String(scorer)}' (snapkv, key-norm)`);
+  if (scorer !== 'snapkv') throw new Error(`unknown scorer '${String(scorer)}' (snapkv, key-norm, key-norm-topup)`);
   const snapkv = new SnapKvScorer(opts);
   return new ScoredPolicy(opts.prior ? new CodePriorScorer(snapkv, opts.prior) : snapkv, allocatorFor(opts));
 }
