@@ -330,47 +330,35 @@ export class EngineSession {
   }
 
   /**
-   * A policy's snap off the device fast path: the policy's scores (`llama_snapkv_score`, and/or the
-   * key norms, `llama_snapkv_key_norms`, for a scorer that reads them), its choice of kept rows,
-   * their compaction (`llama_snapkv_compact_kept`). The result's `ms` covers both engine calls.
-   * Needs the sequence at positions 0…L−1 (scores are indexed by position rank).
+   * A policy's snap off the device fast path: what its scorer reads (SnapKV's pooled scores,
+   * `llama_snapkv_score`, when it has a window; the key norms, `llama_snapkv_key_norms`, when it
+   * reads them; both for the key-norm top-up), its choice of kept rows, their compaction
+   * (`llama_snapkv_compact_kept`). The result's `ms` covers every engine call. Needs the sequence
+   * at positions 0…L−1 (scores are indexed by position rank).
    * @returns the compaction's result, or the first refusal (status < 0: the cache is unchanged).
    */
   private async snapByPolicy(policy: ScoredPolicy, L: number, budget: number, keepScores: boolean): Promise<NativeSnapResult> {
-    const { window, kernel, pooling } = policy.scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
-    const what = policy.allocator.id === 'uniform' ? `the ${policy.scorer.id} scorer` : `the ${policy.allocator.id} allocation`;
-    if (policy.scorer.readsKeyNorms && policy.scorer.scoreWindow === 0) {
-      const tail = policy.scorer.protectedTail;
-      if (budget < tail) {
-        return { status: this.status.errParams, error: `need the budget (${budget}) ≥ the kept tail (${tail} tokens)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
-      }
-      if (this.native.seqPosMax(0) + 1 !== L) {
-        return { status: this.status.errParams, error: `${what} needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
-      }
-      const n = await this.native.snapKeyNorms(0);
-      if (n.status !== this.status.ok) return n;
-      const kept = policy.select({ L, budget, nLayer: n.nLayer, nHeadKv: n.nHeadKv, keyNorms: n.norms });
-      const r = await this.native.compactKept(0, kept.length / (n.nLayer * n.nHeadKv), kept);
-      if (keepScores && r.status === this.status.ok) this.policyScores = n.norms;
-      return { ...r, ms: r.ms + n.ms };
-    }
-    if (budget < window) {
+    const scorer = policy.scorer;
+    const { window, kernel, pooling } = scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
+    const what = policy.allocator.id === 'uniform' ? `the ${scorer.id} scorer` : `the ${policy.allocator.id} allocation`;
+    const refuse = (error: string): NativeSnapResult => ({ status: this.status.errParams, error, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 });
+    if (budget < scorer.protectedTail) {
       // as the engine refuses it for the uniform allocation
-      return { status: this.status.errParams, error: `need 1 <= n_window <= n_budget (n_window = ${window}, n_budget = ${budget})`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
+      return refuse(scorer.scoreWindow > 0 ? `need 1 <= n_window <= n_budget (n_window = ${window}, n_budget = ${budget})` : `need the budget (${budget}) ≥ the kept tail (${scorer.protectedTail} tokens)`);
     }
-    if (this.native.seqPosMax(0) + 1 !== L) {
-      return { status: this.status.errParams, error: `${what} needs an uncompacted sequence (positions 0…L−1)`, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 };
-    }
-    // a scorer that reads both (the key-norm top-up): the key norms too, before the cache changes
-    const n = policy.scorer.readsKeyNorms ? await this.native.snapKeyNorms(0) : undefined;
+    if (this.native.seqPosMax(0) + 1 !== L) return refuse(`${what} needs an uncompacted sequence (positions 0…L−1)`);
+    // the key norms first: both reads leave the cache as it is
+    const n = scorer.readsKeyNorms ? await this.native.snapKeyNorms(0) : undefined;
     if (n && n.status !== this.status.ok) return n;
-    const s = await this.native.snapScore(0, { window, kernel, pooling });
-    if (s.status !== this.status.ok) return s;
-    const scores = this.native.snapScores();
-    const kept = policy.select({ L, budget, nLayer: s.nLayer, nHeadKv: s.nHeadKv, pooledScores: scores, ...(n ? { keyNorms: n.norms } : {}) });
-    const r = await this.native.compactKept(0, kept.length / (s.nLayer * s.nHeadKv), kept);
-    if (keepScores && r.status === this.status.ok) this.policyScores = scores;
-    return { ...r, ms: r.ms + s.ms + (n?.ms ?? 0) };
+    const s = scorer.scoreWindow > 0 ? await this.native.snapScore(0, { window, kernel, pooling }) : undefined;
+    if (s && s.status !== this.status.ok) return s;
+    const read = s ?? n;
+    if (!read) return refuse(`${what} reads neither window scores nor key norms`);
+    const scores = s ? this.native.snapScores() : undefined;
+    const kept = policy.select({ L, budget, nLayer: read.nLayer, nHeadKv: read.nHeadKv, ...(scores ? { pooledScores: scores } : {}), ...(n ? { keyNorms: n.norms } : {}) });
+    const r = await this.native.compactKept(0, kept.length / (read.nLayer * read.nHeadKv), kept);
+    if (keepScores && r.status === this.status.ok) this.policyScores = scores ?? n!.norms;
+    return { ...r, ms: r.ms + (s?.ms ?? 0) + (n?.ms ?? 0) };
   }
 
   /**
