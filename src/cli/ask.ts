@@ -4,7 +4,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadModel } from '../engine/model';
 import type { KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
@@ -14,7 +13,7 @@ import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
-import { intOption, numberOption, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
+import { intOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
 
@@ -73,55 +72,50 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
 
 /** Runs `reposnap ask` with its arguments; returns the exit code. */
 export async function runAsk(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        repo: { type: 'string' },
-        model: { type: 'string' },
-        'model-sha256': { type: 'string' },
-        budget: { type: 'string' },
-        window: { type: 'string' },
-        kernel: { type: 'string' },
-        pooling: { type: 'string' },
-        allocation: { type: 'string' },
-        scorer: { type: 'string' },
-        prior: { type: 'string' },
-        'prior-bonus': { type: 'string' },
-        'no-snap': { type: 'boolean' },
-        'context-size': { type: 'string' },
-        'force-context-size': { type: 'boolean' },
-        'max-tokens': { type: 'string' },
-        temperature: { type: 'string' },
-        'top-p': { type: 'string' },
-        seed: { type: 'string' },
-        threads: { type: 'string' },
-        'threads-batch': { type: 'string' },
-        'flash-attention': { type: 'string' },
-        'kv-type': { type: 'string' },
-        'gpu-layers': { type: 'string' },
-        rpc: { type: 'string' },
-        'max-file-bytes': { type: 'string' },
-        include: { type: 'string', multiple: true },
-        exclude: { type: 'string', multiple: true },
-        'no-default-excludes': { type: 'boolean' },
-        packing: { type: 'string' },
-        'retrieval-share': { type: 'string' },
-        thread: { type: 'string' },
-        'follow-up': { type: 'string' },
-        'cache-dir': { type: 'string' },
-        'no-cache': { type: 'boolean' },
-        json: { type: 'boolean' },
-        'show-context': { type: 'boolean' },
-        quiet: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const parsed = parseCommand({
+    args,
+    allowPositionals: true,
+    options: {
+      repo: { type: 'string' },
+      model: { type: 'string' },
+      'model-sha256': { type: 'string' },
+      budget: { type: 'string' },
+      window: { type: 'string' },
+      kernel: { type: 'string' },
+      pooling: { type: 'string' },
+      allocation: { type: 'string' },
+      scorer: { type: 'string' },
+      prior: { type: 'string' },
+      'prior-bonus': { type: 'string' },
+      'no-snap': { type: 'boolean' },
+      'context-size': { type: 'string' },
+      'force-context-size': { type: 'boolean' },
+      'max-tokens': { type: 'string' },
+      temperature: { type: 'string' },
+      'top-p': { type: 'string' },
+      seed: { type: 'string' },
+      threads: { type: 'string' },
+      'threads-batch': { type: 'string' },
+      'flash-attention': { type: 'string' },
+      'kv-type': { type: 'string' },
+      'gpu-layers': { type: 'string' },
+      rpc: { type: 'string' },
+      'max-file-bytes': { type: 'string' },
+      include: { type: 'string', multiple: true },
+      exclude: { type: 'string', multiple: true },
+      'no-default-excludes': { type: 'boolean' },
+      packing: { type: 'string' },
+      'retrieval-share': { type: 'string' },
+      thread: { type: 'string' },
+      'follow-up': { type: 'string' },
+      'cache-dir': { type: 'string' },
+      'no-cache': { type: 'boolean' },
+      json: { type: 'boolean' },
+      'show-context': { type: 'boolean' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   const o = parsed.values;
   if (o.help) {
     process.stdout.write(HELP);

@@ -3,10 +3,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheError, CacheStore, type StoreStats } from '../cache/store';
-import { repoOption, UsageError } from './usage';
+import { parseCommand, repoOption, UsageError } from './usage';
 
 /**
  * The store of `--repo` (default: the current folder) under `--cache-dir` (default: the cache
@@ -15,12 +14,7 @@ import { repoOption, UsageError } from './usage';
  *   missing repository still clears a cache folder left for it).
  */
 function openStore(args: string[], extra: Record<string, { type: 'boolean' | 'string' }> = {}, allowMissingRepo = false) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { repo: { type: 'string' }, 'cache-dir': { type: 'string' }, ...extra } });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const parsed = parseCommand({ args, options: { repo: { type: 'string' }, 'cache-dir': { type: 'string' }, ...extra } });
   const root = (parsed.values['cache-dir'] as string | undefined) ?? defaultCacheRoot();
   let repo: string;
   try {

@@ -4,12 +4,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/manifest';
 import { packRepository, type PackOrder, type PackResult } from '../context/pack';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
 import { loadModel } from '../engine/model';
-import { intOption, repoOption, UsageError } from './usage';
+import { intOption, parseCommand, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap pack [--repo <dir>] [options]
 
@@ -58,31 +57,26 @@ const APPROXIMATE = 'approximate: ceil(UTF-8 bytes / 4) per section; pass --mode
  *   cannot be loaded; AbortError on SIGINT.
  */
 export async function runPack(args: string[], io: PackIo = processIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: false,
-      options: {
-        repo: { type: 'string' },
-        list: { type: 'boolean' },
-        json: { type: 'boolean' },
-        model: { type: 'string' },
-        budget: { type: 'string' },
-        include: { type: 'string', multiple: true },
-        exclude: { type: 'string', multiple: true },
-        'no-default-excludes': { type: 'boolean' },
-        'keep-generated': { type: 'boolean' },
-        order: { type: 'string' },
-        'max-file-bytes': { type: 'string' },
-        'gpu-layers': { type: 'string' },
-        quiet: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const parsed = parseCommand({
+    args,
+    allowPositionals: false,
+    options: {
+      repo: { type: 'string' },
+      list: { type: 'boolean' },
+      json: { type: 'boolean' },
+      model: { type: 'string' },
+      budget: { type: 'string' },
+      include: { type: 'string', multiple: true },
+      exclude: { type: 'string', multiple: true },
+      'no-default-excludes': { type: 'boolean' },
+      'keep-generated': { type: 'boolean' },
+      order: { type: 'string' },
+      'max-file-bytes': { type: 'string' },
+      'gpu-layers': { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   const o = parsed.values;
   if (io === processIo) {
     // `reposnap pack --list | head`: a closed pipe ends the output quietly.

@@ -4,9 +4,8 @@
  * engine that connects (`reposnap ask --rpc`, `reposnap.RPCServers`), so the protocol versions match.
  * Runs until killed; serves one client at a time.
  */
-import { parseArgs } from 'node:util';
 import { isLoopbackHost, parseRpcEndpoint, RPC_SECURITY_WARNING, startRpcServer } from '../engine/rpc';
-import { intOption, UsageError } from './usage';
+import { intOption, parseCommand, UsageError } from './usage';
 
 const HELP = `usage: reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--gpu] [--cache-dir <dir>]
 
@@ -35,22 +34,17 @@ export function rpcServerBanner(host: string, port: number): { endpoint: string;
 
 /** Runs `reposnap rpc-server`; returns only on a usage error or when it cannot listen (throws). */
 export async function runRpcServer(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        threads: { type: 'string' },
-        'cache-dir': { type: 'string' },
-        gpu: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const parsed = parseCommand({
+    args,
+    options: {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      threads: { type: 'string' },
+      'cache-dir': { type: 'string' },
+      gpu: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   const o = parsed.values;
   if (o.help) {
     process.stdout.write(HELP);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseRpcServers } from '../engine/rpc';
 
 /** A command-line usage error: printed as one line, exit code 2. */
@@ -7,6 +8,21 @@ export class UsageError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'UsageError';
+  }
+}
+
+/**
+ * Parses a command's arguments with Node's `util.parseArgs` (strict: an unknown flag or a flag
+ * without its value is an error).
+ * @param config parseArgs' configuration (`args`, `options`, `allowPositionals`).
+ * @returns parseArgs' result: `values` by flag name, `positionals`.
+ * @throws UsageError with parseArgs' message for an unknown or malformed flag.
+ */
+export function parseCommand<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
 }
 

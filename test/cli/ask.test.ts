@@ -85,6 +85,11 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
       [['frobnicate'], 2, /unknown command/],
+      // every command's flags go through one strict parser (src/cli/usage.ts parseCommand)
+      [['ask', '--repo', tmp, '--model', model, '--frob', 'q'], 2, /Unknown option '--frob'/],
+      [['pack', '--repo', tmp, '--frob'], 2, /Unknown option '--frob'/],
+      [['stats', '--repo', tmp, '--frob'], 2, /Unknown option '--frob'/],
+      [['rpc-server', '--port'], 2, /Option '--port <value>' argument missing/],
       [['ask', '--repo', tmp, '--model', model, '--model-sha256', 'abc', 'q'], 2, /--model-sha256 must be 64 hex digits/],
       [['ask', '--repo', tmp, '--model', model, '--model-sha256', 'f'.repeat(64), 'q'], 2, /does not match the expected SHA-256/],
     ];
