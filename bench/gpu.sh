@@ -8,7 +8,8 @@
 #   builds llama.cpp with CUDA for the card it finds (its compute capability only) and the C++
 #   benchmark native/bench/snapkv-bench.cpp, creates an 8B-shaped synthetic model in memory
 #   (32 layers, n_embd 4096, 32/8 heads, n_ff 14336, q4_0 weights) and runs L = 32K and 128K:
-#   prefill tok/s, decode ms/token uncompressed and at B = 2048/1024/256, snap ms, KV bytes.
+#   prefill tok/s, decode ms/token uncompressed and at B = 2048/1024/256, snap ms, the key-norm
+#   graph's ms over the L cells (llama_snapkv_key_norms, patch 0007: the key-norm scorers' input), KV bytes.
 # Environment: LENGTHS (default 32768,131072), MODEL_ARGS (override the shape), JOBS (default nproc),
 #   OUT (folder for the log, default .device), BANDWIDTH (the card's memory bandwidth in GB/s for the
 #   floor column; default from the card's name: H200 4800, H100 SXM 3350, H100 PCIe 2000, A100 2039).

@@ -112,18 +112,19 @@ export function fileBlock(f: SourceFile): string {
 /**
  * Cuts a prompt of exactly `length` tokens from files in order: adds whole files (as
  * {@link fileBlock}s) until the text has at least `charsPerToken · length` characters, tokenizes,
- * and adds more while the tokens fall short; returns the first `length` tokens and the files they
- * reach into.
+ * and adds more while the tokens fall short; returns the first `length` tokens, the files they
+ * reach into, and the files whose blocks, concatenated, are the text that was tokenized
+ * (`sources`: the tokens are its tokenization's first `length`).
  * @param tokenize the model's tokenizer (with BOS where the model adds one)
  * @throws Error when all the files together are shorter than `length` tokens.
  */
-export function cutPrompt(files: readonly SourceFile[], tokenize: (text: string) => ArrayLike<number>, length: number, charsPerToken = 5): { tokens: number[]; files: string[] } {
+export function cutPrompt(files: readonly SourceFile[], tokenize: (text: string) => ArrayLike<number>, length: number, charsPerToken = 5): { tokens: number[]; files: string[]; sources: SourceFile[] } {
   let text = '';
   let used = 0;
   for (;;) {
     while (used < files.length && text.length < charsPerToken * length) text += fileBlock(files[used++]!);
     const tokens = tokenize(text);
-    if (tokens.length >= length) return { tokens: Array.from(tokens).slice(0, length), files: filesReached(files.slice(0, used), tokenize, text, length) };
+    if (tokens.length >= length) return { tokens: Array.from(tokens).slice(0, length), files: filesReached(files.slice(0, used), tokenize, text, length), sources: files.slice(0, used) };
     if (used >= files.length) throw new Error(`code prompts: ${files.length} files hold ${tokens.length} tokens, fewer than ${length}`);
     text += fileBlock(files[used++]!);
   }
@@ -183,6 +184,12 @@ export interface CodePrompt {
   tokens: number[];
   /** sha256 (hex) of the token ids as little-endian int32: the same hash = the same prompt. */
   tokensSha256: string;
+  /**
+   * The files whose {@link fileBlock}s, concatenated, were tokenized (`tokens` are the first L of
+   * that tokenization): what the code-aware prior maps its spans from (./code-prior.ts). Not
+   * written to the results.
+   */
+  sources: SourceFile[];
 }
 
 /** Settings of {@link codePrompts}. */
@@ -210,9 +217,9 @@ export function codePrompts(tokenize: (text: string) => ArrayLike<number>, opts:
   const prompts: CodePrompt[] = [];
   for (let i = 0; i < opts.n; i++) {
     const L = codePromptLength(opts.minTokens, opts.maxTokens, i, opts.n);
-    const { tokens, files } = cutPrompt(promptFiles(docs, i), tokenize, L);
+    const { tokens, files, sources } = cutPrompt(promptFiles(docs, i), tokenize, L);
     const r = read[i % read.length]!;
-    prompts.push({ id: i, source: `${r.spec.package}@${r.version}`, files, tokens, tokensSha256: tokensSha256(tokens) });
+    prompts.push({ id: i, source: `${r.spec.package}@${r.version}`, files, tokens, tokensSha256: tokensSha256(tokens), sources });
   }
   return { prompts, packages: read.map((r) => `${r.spec.package}@${r.version}${r.spec.dir ? ` (${r.spec.dir})` : ''}: ${r.files.length} files`) };
 }

@@ -21,12 +21,14 @@
  *   --no-device-check  skip the on-device SnapKV check (RepoSnap's own snap vs the host selection)
  *   --budgets LIST     budgets as fractions of L (default 0.05,0.1,0.25,0.5)
  *   --steps N          teacher-forced tokens after compression (default 64)
- *   --grid full|main|keynorm|topup   SnapKV configurations: the whole window × pooling × kernel grid
+ *   --grid full|main|keynorm|topup|prior   SnapKV configurations: the whole window × pooling × kernel grid
  *                      (default) or only the plotted two (with the baselines); keynorm: RepoSnap's
  *                      default SnapKV beside the key-norm scorer (tail w = 32, and tail 0 =
  *                      KnormPress) at the same B, no baselines and no targets (issue 16 item 4);
  *                      topup: SnapKV beside the key-norm base (half the prefix budget) topped up
- *                      by SnapKV, and the key-norm scorer (tail w)
+ *                      by SnapKV, and the key-norm scorer (tail w); prior: SnapKV beside SnapKV
+ *                      under the code-aware prior (code prompts only; flags: code-prior.ts)
+ *   --prior LIST       --grid prior: the prior's bonus multiples β (default 1,4)
  *   --retrieval N      retrieval-probe items (default: all cached; 0 skips the probe; stories only)
  *   --follow-up N      follow-up-probe threads (default 16; 0 skips the probe; stories only)
  *   --regenerate       sample prompts.json again (prompts, retrieval items) from the model
@@ -55,7 +57,9 @@ import { TeacherForcer } from './engine';
 import { followUpItems, runFollowUpItem, type FollowUpResult } from './follow-up';
 import { summarize } from './metrics';
 import type { EvictionPolicy } from './policy';
-import { baselines, DEFAULT_SNAPKV_ID, KeyNormPolicy, KeyNormTopUpPolicy, snapKvGrid, SnapKvPolicy } from './policies';
+import { baselines, CodePriorPolicy, DEFAULT_SNAPKV_ID, KeyNormPolicy, KeyNormTopUpPolicy, snapKvGrid, SnapKvPolicy } from './policies';
+import { codePromptPrior, type CodePromptPrior } from './code-prior';
+import { processTagsCache } from '../../src/context/map/cache';
 import { writePlots } from './plot';
 import { DEFAULT_GENERATOR, generatePrompts, readPromptCache, writePromptCache, type Prompt, type PromptCache } from './prompts';
 import { checkTargets, followUpReport, markdownTable, modelShapeRecord, resultRows, retrievalReport, type PolicyRecord } from './report';
@@ -101,6 +105,7 @@ async function main(): Promise<void> {
       'no-device-check': { type: 'boolean' },
       checkpoint: { type: 'string' },
       'measured-only': { type: 'boolean' },
+      prior: { type: 'string' },
     },
   });
   const t0 = performance.now();
@@ -115,8 +120,12 @@ async function main(): Promise<void> {
   const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', bench.id === 'tiny' ? 'fidelity.json' : `fidelity-${bench.short}.json`));
   if (fractions.some((f) => !(f > 0 && f <= 1))) throw new Error('--budgets: fractions in (0, 1]');
   if (!(steps >= 1)) throw new Error('--steps: a positive number of tokens');
-  if (grid !== 'full' && grid !== 'main' && grid !== 'keynorm' && grid !== 'topup') throw new Error('--grid: full, main, keynorm or topup');
+  if (grid !== 'full' && grid !== 'main' && grid !== 'keynorm' && grid !== 'topup' && grid !== 'prior') throw new Error('--grid: full, main, keynorm, topup or prior');
+  const bonuses = (values.prior ?? '1,4').split(',').map(Number);
+  if (bonuses.some((b) => !(b >= 0 && Number.isFinite(b)))) throw new Error('--prior: bonus multiples ≥ 0');
+  if (values.prior !== undefined && grid !== 'prior') throw new Error('--prior goes with --grid prior');
   if (source !== 'stories' && source !== 'code') throw new Error('--source: stories or code');
+  if (grid === 'prior' && source !== 'code') throw new Error('--grid prior: the prior flags definitions in source files; use --source code');
   if (source === 'stories' && bench.id !== 'tiny') throw new Error('--source stories: the cached stories are stories260K\'s own (--model tiny); use --source code with a real model');
   if (source === 'code' && (Number(values.retrieval ?? 0) > 0 || Number(values['follow-up'] ?? 0) > 0)) throw new Error('--retrieval and --follow-up probe story prompts: use them with --source stories');
   const lengthMatch = /^(\d+)-(\d+)$/.exec(values.lengths ?? '1024-4096');
@@ -158,11 +167,20 @@ async function main(): Promise<void> {
   // policies
   const defaultSnap = new SnapKvPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
   const needleSnap = new SnapKvPolicy(NEEDLE_SNAPKV);
-  const snaps: SnapKvPolicy[] = grid === 'full' ? snapKvGrid() : grid === 'keynorm' || grid === 'topup' ? [defaultSnap] : [defaultSnap, needleSnap];
+  const focused = grid === 'keynorm' || grid === 'topup' || grid === 'prior';
+  const snaps: SnapKvPolicy[] = grid === 'full' ? snapKvGrid() : focused ? [defaultSnap] : [defaultSnap, needleSnap];
   const topUp = new KeyNormTopUpPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
-  const base: EvictionPolicy[] = grid === 'keynorm' ? [new KeyNormPolicy({ tail: SNAP_DEFAULTS.window }), new KeyNormPolicy()] : grid === 'topup' ? [topUp, new KeyNormPolicy({ tail: SNAP_DEFAULTS.window })] : baselines();
+  const snapOpts = { window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling };
+  const base: EvictionPolicy[] =
+    grid === 'keynorm'
+      ? [new KeyNormPolicy({ tail: SNAP_DEFAULTS.window }), new KeyNormPolicy()]
+      : grid === 'topup'
+        ? [topUp, new KeyNormPolicy({ tail: SNAP_DEFAULTS.window })]
+        : grid === 'prior'
+          ? bonuses.map((bonus) => new CodePriorPolicy({ ...snapOpts, bonus }))
+          : baselines();
   const policies: EvictionPolicy[] = [...snaps, ...base];
-  const plottedIds = grid === 'keynorm' || grid === 'topup' ? [DEFAULT_SNAPKV_ID, ...base.map((p) => p.id)] : [DEFAULT_SNAPKV_ID, needleSnap.id, ...base.map((p) => p.id)];
+  const plottedIds = focused ? [DEFAULT_SNAPKV_ID, ...base.map((p) => p.id)] : [DEFAULT_SNAPKV_ID, needleSnap.id, ...base.map((p) => p.id)];
   const ordered = [...plottedIds.map((id) => policies.find((p) => p.id === id)!), ...policies.filter((p) => !plottedIds.includes(p.id))];
   const policyRecords: PolicyRecord[] = ordered.map((p) => ({
     id: p.id,
@@ -171,6 +189,21 @@ async function main(): Promise<void> {
     params: p.params,
     plotted: plottedIds.includes(p.id),
   }));
+
+  // the code-aware prior's flags, per prompt (the policies above carry none: each prompt gets its own)
+  const priors = new Map<number, CodePromptPrior>();
+  if (grid === 'prior') {
+    const special = model.tokenize('x', { addSpecial: true }).length - model.tokenize('x').length;
+    for (const p of prompts) {
+      const prior = await codePromptPrior({ tokens: p.tokens, sources: p.sources! }, { window: SNAP_DEFAULTS.window, special, tokenBytes: (t) => model.tokenBytes(t), tags: processTagsCache() });
+      priors.set(p.id, prior);
+      log(`prompt #${p.id}: prior flags ${prior.definitionTokens} definition, ${prior.identifierTokens} identifier tokens (${prior.identifiers.join(', ') || 'no identifier'} in the window)${prior.unmappedRuns ? `, ${prior.unmappedRuns} run unmapped` : ''}`);
+    }
+  }
+  const policiesFor = (id: number): EvictionPolicy[] => {
+    const prior = priors.get(id);
+    return prior ? policies.map((p) => (p instanceof CodePriorPolicy ? new CodePriorPolicy({ ...snapOpts, bonus: p.scorer.bonus, flags: prior.flags }) : p)) : policies;
+  };
 
   // main measurement, appended prompt by prompt to a checkpoint (--resume keeps what it holds)
   const deviceCheck = values['no-device-check'] ? undefined : defaultSnap;
@@ -191,7 +224,7 @@ async function main(): Promise<void> {
     const prompt = prompts[i]!;
     let m = checkpoint.done.get(prompt.id);
     if (!m && !values['measured-only']) {
-      m = await measurePrompt(forcer, prompt, policies, { fractions, steps, deviceCheck }, i === 0);
+      m = await measurePrompt(forcer, prompt, policiesFor(prompt.id), { fractions, steps, deviceCheck }, i === 0);
       checkpoint.append(m);
       const d = m.byPolicy[DEFAULT_SNAPKV_ID]!;
       log(`prompt ${byIndex.size + 1}/${prompts.length} (#${i}, L = ${m.L}): ${(m.ms / 1000).toFixed(1)} s; SnapKV default top-1 ${d.map((f) => (100 * f.top1).toFixed(0)).join('/')} %`);
@@ -228,7 +261,7 @@ async function main(): Promise<void> {
   const followUp = followResults.length ? followUpReport(followResults, fractions, FOLLOW_UP_PREFIX, { window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling }) : null;
   if (followUp) log(`follow-up: ${followUp.items} threads`);
 
-  const targets = grid === 'keynorm' || grid === 'topup' ? [] : checkTargets(rows, [DEFAULT_SNAPKV_ID, needleSnap.id], base.filter((p) => p.family !== 'recent').map((p) => p.id), followUp);
+  const targets = focused ? [] : checkTargets(rows, [DEFAULT_SNAPKV_ID, needleSnap.id], base.filter((p) => p.family !== 'recent').map((p) => p.id), followUp);
   const runSeconds = (performance.now() - t0) / 1000;
   const lengths = measurements.map((m) => m.L);
   const device = fractions.map((fraction, fi) => {
@@ -285,6 +318,19 @@ async function main(): Promise<void> {
       mainSeconds: r6(mainSeconds),
       measuredSeconds: r6(measuredSeconds),
       machine: { cpus: os.cpus().length, node: process.version },
+      ...(grid === 'prior'
+        ? {
+            prior: {
+              bonuses,
+              definitions: "each file's definition name lines (the product's tree-sitter tags, src/pipeline/code-prior.ts fileDefinitionLines) in the prompt's text, mapped to tokens byte by byte (codePriorFlags)",
+              identifiers: `questionIdentifiers of the text of the prompt's last ${SNAP_DEFAULTS.window} tokens (SnapKV's observation window, read as the question; the continuation is not read), flagged wherever they occur`,
+              perPrompt: prompts.map((p) => {
+                const f = priors.get(p.id)!;
+                return { id: p.id, L: p.tokens.length, definitionLines: f.definitionLines, definitionTokens: f.definitionTokens, identifierTokens: f.identifierTokens, unmappedRuns: f.unmappedRuns, identifiers: f.identifiers };
+              }),
+            },
+          }
+        : {}),
     },
     policies: policyRecords,
     results: rows,

@@ -28,6 +28,10 @@ const SERIES: Record<string, { label: string; color: string }> = {
   snapkv: { label: 'SnapKV w=32 max k=7 (RepoSnap default)', color: '#1f4e99' },
   streamingllm: { label: 'StreamingLLM (4 sinks + recent)', color: '#2ca25f' },
   random: { label: 'random + window 32', color: '#7f7f7f' },
+  'knorm-t32': { label: 'key norm (last 32 kept)', color: '#d95f02' },
+  'knorm0.5-topup-snapkv-w32-max-k7': { label: 'key norm 50 % + SnapKV w=32 max k=7', color: '#7570b3' },
+  'snapkv-w32-max-k7-code-b1': { label: 'SnapKV + code prior β=1', color: '#e7298a' },
+  'snapkv-w32-max-k7-code-b4': { label: 'SnapKV + code prior β=4', color: '#66a61e' },
 };
 const xBudget = { field: 'budget', type: 'quantitative', title: 'budget B/L [%] (log scale)', scale: { type: 'log', domain: [4.5, 55] }, axis: { values: [5, 10, 25, 50], format: 'd' } };
 
@@ -42,8 +46,9 @@ function values(input: RepoQaPlotInput, metric: Metric): Record<string, unknown>
 }
 
 function panel(input: RepoQaPlotInput, metric: Metric, title: string, yTitle: string, yScale: Record<string, unknown>): Spec {
-  const domain = Object.values(SERIES).map((s) => s.label);
-  const color = { field: 'series', type: 'nominal', title: null, scale: { domain, range: Object.values(SERIES).map((s) => s.color) }, legend: { orient: 'bottom', direction: 'vertical', labelLimit: 320, symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 } };
+  // the legend names the series this run has (a --scorer or --prior run has no baselines)
+  const shown = Object.entries(SERIES).filter(([name]) => input.results.some((r) => r.policy === name));
+  const color = { field: 'series', type: 'nominal', title: null, scale: { domain: shown.map(([, s]) => s.label), range: shown.map(([, s]) => s.color) }, legend: { orient: 'bottom', direction: 'vertical', labelLimit: 320, symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 } };
   const axis = yScale.type === 'log' ? { values: [1e-4, 1e-3, 1e-2, 0.1, 1, 10], format: '~g' } : {};
   const layer: Spec[] = [
     { mark: { type: 'errorband', opacity: 0.18 }, encoding: { x: xBudget, y: { field: 'low', type: 'quantitative', title: yTitle, scale: yScale, axis }, y2: { field: 'high' }, color } },

@@ -25,6 +25,10 @@
  *   --scorer key-norm  compare RepoSnap's SnapKV with the key-norm scorer (src/engine/policies/
  *                      key-norm.ts, keeping the same last 32 tokens) at equal budgets: the main
  *                      policies are then these two alone (no baselines)
+ *   --scorer key-norm-topup  the same with the key-norm base topped up by SnapKV
+ *                      (src/engine/policies/key-norm-topup.ts: half of each (layer, KV head)'s
+ *                      prefix budget by key norm, the rest by SnapKV's pooled scores, the window
+ *                      kept; SnapKV's default window, kernel and pooling)
  *   --prior LIST       compare RepoSnap's SnapKV with SnapKV under the code-aware prior
  *                      (src/engine/policies/code-prior.ts) at these bonus multiples, e.g. 1,4:
  *                      the main policies are then these alone (no baselines), at equal budgets
@@ -39,7 +43,7 @@ import { loadModel, type EngineModel } from '../../src/engine/model';
 import { checkRealModel } from '../../test/helpers/models';
 import { mixSeed, mulberry32 } from '../fidelity/rng';
 import type { EvictionPolicy } from '../fidelity/policy';
-import { DEFAULT_SNAPKV_ID as DEFAULT_SNAP_ID, KeyNormPolicy, RandomPolicy, snapKvGrid, SnapKvPolicy, StreamingLlmPolicy } from '../fidelity/policies';
+import { DEFAULT_SNAPKV_ID as DEFAULT_SNAP_ID, KeyNormPolicy, KeyNormTopUpPolicy, RandomPolicy, snapKvGrid, SnapKvPolicy, StreamingLlmPolicy } from '../fidelity/policies';
 import { measureQuestion, type BranchOutcome, type StopReason } from './branches';
 import { findPackage, packageId, setupPackage, type RepoPackage } from './packages';
 import { generateQuestions, QUESTION_KINDS, type Question, type QuestionKind } from './questions';
@@ -79,6 +83,21 @@ export const MODELS: Record<string, { id: string; packages: readonly string[]; k
 /** The main policies: RepoSnap's default SnapKV and the two baselines. */
 export function mainPolicies(): EvictionPolicy[] {
   return [new SnapKvPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling }), new StreamingLlmPolicy({ sinks: 4 }), new RandomPolicy({ window: 32, seed: 1 })];
+}
+
+/** The scorers `--scorer` compares with RepoSnap's SnapKV. */
+export const SCORERS: readonly string[] = ['key-norm', 'key-norm-topup'];
+
+/**
+ * The policy `--scorer` puts beside RepoSnap's SnapKV, at SnapKV's default window (32), kernel and
+ * pooling: `key-norm` keeps the last w tokens and the B − w prefix keys of lowest norm;
+ * `key-norm-topup` takes half of the B − w by key norm and the rest by SnapKV's pooled scores.
+ * @throws Error for another name.
+ */
+export function scorerPolicy(name: string): EvictionPolicy {
+  if (name === 'key-norm') return new KeyNormPolicy({ tail: SNAP_DEFAULTS.window });
+  if (name === 'key-norm-topup') return new KeyNormTopUpPolicy({ window: SNAP_DEFAULTS.window, kernel: SNAP_DEFAULTS.kernel, pooling: SNAP_DEFAULTS.pooling });
+  throw new Error(`--scorer: one of ${SCORERS.join(', ')}, got ${name}`);
 }
 
 /**
@@ -263,14 +282,14 @@ async function main(): Promise<void> {
 
   const bonuses = values.prior ? values.prior.split(',').map(Number) : [];
   if (bonuses.some((b) => !(b >= 0 && Number.isFinite(b)))) throw new Error('--prior: bonus multiples ≥ 0');
-  if (values.scorer !== undefined && values.scorer !== 'key-norm') throw new Error('--scorer: key-norm');
+  if (values.scorer !== undefined && !SCORERS.includes(values.scorer)) throw new Error(`--scorer: one of ${SCORERS.join(', ')}`);
   if (values.scorer && bonuses.length > 0) throw new Error('--scorer and --prior: one comparison at a time');
   const main = fullOnly
     ? []
     : bonuses.length > 0
       ? [mainPolicies()[0]!, ...bonuses.map((b) => codePriorPolicy(b))]
-      : values.scorer === 'key-norm'
-        ? [mainPolicies()[0]!, new KeyNormPolicy({ tail: SNAP_DEFAULTS.window })]
+      : values.scorer
+        ? [mainPolicies()[0]!, scorerPolicy(values.scorer)]
         : mainPolicies();
   const grid = fullOnly ? [] : snapKvGrid().filter((p) => p.id !== DEFAULT_SNAP_ID);
   const repos: { pkg: RepoPackage; questions: Question[] }[] = [];

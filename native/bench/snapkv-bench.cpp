@@ -9,10 +9,12 @@
 //
 // Per L: prefill tok/s; decode ms/token uncompressed; then SnapKV L -> B for the largest B and
 // decode at B, re-snapping to each smaller B in turn (compaction is in place); decode of a plain
-// context of B tokens; KV bytes before and after. Beside the measured speed-up full / at-B it
-// prints the physical bound of a memory-bound decode step, (W + KV_L) / (W + KV_B) with W the
-// weight bytes (llama_model_size) and KV_x the sequence's K and V bytes
-// (llama_snapkv_get_kv_stats); with --bandwidth, the floor ms/token of reading W + KV once at
+// context of B tokens; KV bytes before and after; the key norms of the L cells
+// (llama_snapkv_key_norms, the query-agnostic scorers' input: graph wall time of the second of two
+// calls, the first allocating its buffers; on the first row of each L). Beside the measured
+// speed-up full / at-B it prints the physical bound of a memory-bound decode step,
+// (W + KV_L) / (W + KV_B) with W the weight bytes (llama_model_size) and KV_x the sequence's K and
+// V bytes (llama_snapkv_get_kv_stats); with --bandwidth, the floor ms/token of reading W + KV once at
 // that bandwidth. The peak memory used on the accelerator devices (total - free, sampled with
 // ggml_backend_dev_memory after every step; "-" on a CPU-only build). Prints a markdown table.
 #include "llama.h"
@@ -143,6 +145,21 @@ double decode_ms(Ctx & c, int steps, uint32_t n_vocab) {
     return (now_ms() - t)/steps;
 }
 
+/**
+ * Wall time [ms] of the key-norm graph over seq 0's cells (llama_snapkv_key_norms, result.t_ms,
+ * F32 [n_layer][n_head_kv][L] read back to the host): the second of two calls (the first
+ * allocates the graph's buffers). Exits on an error status.
+ */
+double key_norms_ms(Ctx & c) {
+    llama_snapkv_result r = {};
+    if (llama_snapkv_key_norms(c.ctx, 0, nullptr, 0, &r) < 0) { fprintf(stderr, "key norms: %s\n", llama_snapkv_last_error(c.ctx)); exit(1); }
+    std::vector<float> norms((size_t) r.n_layer*r.n_head_kv*r.n_before);
+    for (int i = 0; i < 2; ++i) {
+        if (llama_snapkv_key_norms(c.ctx, 0, norms.data(), norms.size(), &r) < 0) { fprintf(stderr, "key norms: %s\n", llama_snapkv_last_error(c.ctx)); exit(1); }
+    }
+    return r.t_ms;
+}
+
 /** The sequence's K and V bytes in the cache (bytes per cell x cells, llama_snapkv_get_kv_stats). */
 double kv_bytes(Ctx & c) {
     llama_snapkv_kv_stats st = {};
@@ -197,8 +214,8 @@ int main(int argc, char ** argv) {
     const double w_bytes = (double) llama_model_size(model);
     printf("weights: %.1f MiB%s\n", w_bytes/1048576.0,
         a.bandwidth_gbs > 0 ? (" ; floor ms/token = (weights + KV) / " + std::to_string((int) a.bandwidth_gbs) + " GB/s").c_str() : "");
-    printf("\n| L | prefill tok/s | decode ms/tok full | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up full / B | bound (W+KV_L)/(W+KV_B) | floor ms full / B | KV MiB | KV MiB after | peak device MiB |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("\n| L | prefill tok/s | decode ms/tok full | key norms ms | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up full / B | bound (W+KV_L)/(W+KV_B) | floor ms full / B | KV MiB | KV MiB after | peak device MiB |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
 
     for (int L : a.lengths) {
@@ -209,6 +226,7 @@ int main(int argc, char ** argv) {
         const double prefill_ms = now_ms() - t;
         const double kv_before = kv_bytes(c);
         const double full_ms = decode_ms(c, a.decode, a.vocab);
+        const double norms_ms = key_norms_ms(c);
         bool first = true;
         for (int B : a.budgets) {
             if (B >= L) continue;
@@ -231,8 +249,10 @@ int main(int argc, char ** argv) {
             }
             char peak[32] = "-";
             if (g_peak_dev >= 0) snprintf(peak, sizeof(peak), "%.0f", g_peak_dev/1048576.0);
-            printf("| %d | %.0f | %.2f | %d%s | %.1f | %.3f %% | %.2f | %.2f | %.2fx | %.2fx | %s | %.0f | %.0f | %s |\n",
-                L, L/(prefill_ms/1000), full_ms, B, first ? "" : " (re-snap)", r.t_ms, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b,
+            char norms[32] = "-";
+            if (first) snprintf(norms, sizeof(norms), "%.1f", norms_ms);
+            printf("| %d | %.0f | %.2f | %s | %d%s | %.1f | %.3f %% | %.2f | %.2f | %.2fx | %.2fx | %s | %.0f | %.0f | %s |\n",
+                L, L/(prefill_ms/1000), full_ms, norms, B, first ? "" : " (re-snap)", r.t_ms, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b,
                 bound, floor_ms, kv_before/1048576.0, kv_after/1048576.0, peak);
             fflush(stdout);
             first = false;

@@ -190,6 +190,21 @@ export async function sectionDefinitionLines(section: Pick<PackSection, 'kind' |
   const closing = section.text.lastIndexOf('\n', section.text.length - 2);
   if (first < 0 || second < 0 || closing < second) return [];
   const content = section.text.slice(second + 1, closing + 1);
+  return (await fileDefinitionLines(section.path, content, tags)).map((line) => line + FILE_SECTION_HEADER_LINES);
+}
+
+/**
+ * The 1-based lines of a source file's own text (no section header) that hold a definition's name
+ * line: the tree-sitter tags definitions (functions, methods, classes, types, constants) of the
+ * language `relPath`'s extension names, unique, in the tags' order; [] for a language the
+ * repository map does not parse. What {@link sectionDefinitionLines} flags in a packed file,
+ * shifted past its header; the benchmarks call it on files they lay out themselves.
+ * @param relPath the file's path (only its extension is read, `grammarForPath`)
+ * @throws the tags parser's error when a grammar cannot be loaded.
+ */
+export async function fileDefinitionLines(relPath: string, content: string, tags: TagsCache): Promise<number[]> {
+  const grammar = grammarForPath(relPath);
+  if (!grammar) return [];
   const t = await tags.tags(content, grammar);
-  return [...new Set(t.definitions.map((d) => d.line + FILE_SECTION_HEADER_LINES))];
+  return [...new Set(t.definitions.map((d) => d.line))];
 }

@@ -28,7 +28,7 @@ import { measureQuestion } from '../../bench/repoqa/branches';
 import { findPackage, setupPackage } from '../../bench/repoqa/packages';
 import { generateQuestions, type Question } from '../../bench/repoqa/questions';
 import { benchSession, prefixState, questionTokens, repositoryPrompt, SNAP_WINDOW } from '../../bench/repoqa/repository';
-import { readRecords } from '../../bench/repoqa/run';
+import { readRecords, scorerPolicy } from '../../bench/repoqa/run';
 import { agrees, answerComplete, extractCandidate, isCorrect, scoringContext } from '../../bench/repoqa/scoring';
 import { checkRealModel } from '../helpers/models';
 
@@ -74,6 +74,17 @@ test('the scorer on hand-written answers', () => {
   assert.ok(!answerComplete('The function takes available', ctx('param', 'x', 'charset')));
   assert.ok(answerComplete('The function takes available. ', ctx('param', 'x', 'charset')));
   assert.deepEqual(extractCandidate('It is in `lib/char', ctx('file', 'lib/charset.js')), { candidate: 'lib/char', settled: false });
+});
+
+test('--scorer: key norm (last 32 kept) and the key-norm base topped up by SnapKV at its defaults (w 32, k 7, max, half the prefix budget)', () => {
+  const kn = scorerPolicy('key-norm');
+  assert.equal(kn.id, 'knorm-t32');
+  assert.deepEqual(kn.params, { scorer: 'key-norm', tail: 32 });
+  const tu = scorerPolicy('key-norm-topup');
+  assert.equal(tu.id, 'knorm0.5-topup-snapkv-w32-max-k7');
+  assert.deepEqual(tu.params, { window: 32, kernel: 7, pooling: 'max', scorer: 'key-norm-topup', baseShare: 0.5 });
+  assert.equal(tu.scoreWindow, 32);
+  assert.throws(() => scorerPolicy('snapkv'), /--scorer: one of key-norm, key-norm-topup, got snapkv/);
 });
 
 test('the JSONL of a run: a cut line is run again, another configuration is refused', () => {

@@ -10,7 +10,7 @@ import { TagsCache } from '../../src/context/map/cache';
 import { formatMapBlock, formatRepositoryMap } from '../../src/context/map/repomap';
 import { formatFileSection } from '../../src/context/section';
 import { PRIOR_DEFINITION as D, PRIOR_IDENTIFIER as I } from '../../src/engine/policies';
-import { codePriorFlags, questionIdentifiers, sectionDefinitionLines, tokenByteOffsets } from '../../src/pipeline/code-prior';
+import { codePriorFlags, fileDefinitionLines, questionIdentifiers, sectionDefinitionLines, tokenByteOffsets } from '../../src/pipeline/code-prior';
 
 /** A tokenizer written out by hand: token id = index into `pieces`. */
 function vocab(pieces: string[]) {
@@ -63,6 +63,9 @@ test('definition lines of a packed file (tree-sitter) and of the repository map'
   const file = formatFileSection('src/a.ts', '// note\nexport function fooBar(): number {\n  return 1;\n}\nclass Box {}\n');
   // section lines: 1 path, 2 fence, 3 "// note", 4 the function, 7 the class
   assert.deepEqual(await sectionDefinitionLines({ kind: 'file', path: 'src/a.ts', text: file }, new TagsCache()), [4, 7]);
+  // the same file's own lines (no header): 1 "// note", 2 the function, 5 the class
+  assert.deepEqual(await fileDefinitionLines('src/a.ts', '// note\nexport function fooBar(): number {\n  return 1;\n}\nclass Box {}\n', new TagsCache()), [2, 5]);
+  assert.deepEqual(await fileDefinitionLines('notes.txt', 'function x() {}\n', new TagsCache()), []);
   assert.deepEqual(await sectionDefinitionLines({ kind: 'file', path: 'notes.txt', text: formatFileSection('notes.txt', 'function x() {}\n') }, new TagsCache()), []);
   const map = formatRepositoryMap([formatMapBlock('b.ts', [{ kind: 'function', name: 'x', line: 3, endLine: 5, signature: 'function x() {' }])]);
   // lines: 1 title, 2 fence, 3 "b.ts:", 4 "  3: function x() {", 5 fence

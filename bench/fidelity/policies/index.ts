@@ -2,16 +2,18 @@
  * The policies the fidelity benchmark runs: the full SnapKV grid of issue 7 (the product's SnapKV
  * policy, src/engine/policies: SnapKV's scorer × the uniform allocation) and the bench-only
  * baselines (StreamingLLM, keep-recent, random), which implement the product's policy interface,
- * and the product's query-agnostic key-norm scorer and its SnapKV top-up (./key-norm.ts).
+ * the product's query-agnostic key-norm scorer and its SnapKV top-up (./key-norm.ts), and SnapKV
+ * under the product's code-aware prior (./code-prior.ts).
  */
 import type { EvictionPolicy } from '../policy';
+import { CodePriorPolicy } from './code-prior';
 import { KeyNormPolicy, KeyNormTopUpPolicy } from './key-norm';
 import { RandomPolicy } from './random';
 import { RecentPolicy } from './recent';
 import { SnapKvPolicy } from './snapkv';
 import { StreamingLlmPolicy } from './streaming-llm';
 
-export { KeyNormPolicy, KeyNormTopUpPolicy, RandomPolicy, RecentPolicy, SnapKvPolicy, StreamingLlmPolicy };
+export { CodePriorPolicy, KeyNormPolicy, KeyNormTopUpPolicy, RandomPolicy, RecentPolicy, SnapKvPolicy, StreamingLlmPolicy };
 
 /** Observation windows of the SnapKV grid [tokens]. */
 export const GRID_WINDOWS = [8, 16, 32] as const;
