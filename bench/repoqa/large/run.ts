@@ -325,7 +325,13 @@ function heldOutReport(a: {
     command: a.command,
     packings: a.packings,
     questionIds: Object.fromEntries(a.prepared.map((r) => [r.info.repo, Object.fromEntries(SUBSETS.map((s) => [s, r.questions.filter((q) => q.subset === s).map((q) => q.id)]))])),
-    candidatesLeft: Object.fromEntries(a.prepared.map((r) => [r.info.repo, r.info.generated])),
+    // candidates per subset (the model's kinds) before the tuned ids are taken out, and how many of them were tuned
+    candidates: Object.fromEntries(
+      a.prepared.map((r) => [
+        r.info.repo,
+        Object.fromEntries(SUBSETS.map((s) => [s, { generated: r.info.generated[s], tuned: new Set(a.tuned.filter((x) => x.repo === r.info.repo && x.subset === s).map((x) => x.id)).size }])),
+      ]),
+    ),
     rows,
     gap: SUBSETS.map((subset) => ({
       subset,
