@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { packRepository, type PackResult } from '../../src/context/pack';
 import type { EngineModel } from '../../src/engine/model';
-import { createSession, type EngineSession, type SessionSnapshot } from '../../src/engine/session';
+import { createSession, type EngineSession, type PrefillProgress, type SessionSnapshot } from '../../src/engine/session';
 import { defaultContextSize, questionReserve, threadRoom } from '../../src/pipeline/ask';
 import { concatTokens, promptLayout, threadTokens, tokenizeLayout, type LayoutTokens } from '../../src/prompt/prompt';
 import { WORK_DIR } from './packages';
@@ -121,8 +121,17 @@ export function tokensHash(tokens: ArrayLike<number>): string {
  * The repository prefix's state: loaded from `<dir>/<modelKey>/<repo>.state` when its tokens
  * match, else prefilled once (one prefill per repository) and saved. Leaves the session holding
  * the prefix.
+ * @param onProgress called after each prefilled chunk (`EngineSession.prefill`'s progress: tokens
+ *   done of total, tokens/s so far); not called when the state is loaded
  */
-export async function prefixState(session: EngineSession, prefix: Int32Array, modelKey: string, repoKey: string, dir = path.join(WORK_DIR, 'state')): Promise<PrefixState> {
+export async function prefixState(
+  session: EngineSession,
+  prefix: Int32Array,
+  modelKey: string,
+  repoKey: string,
+  dir = path.join(WORK_DIR, 'state'),
+  onProgress?: (p: PrefillProgress) => void,
+): Promise<PrefixState> {
   const base = stateBase(prefix, modelKey, repoKey, dir);
   const meta = `${base}.json`;
   session.clear();
@@ -139,7 +148,7 @@ export async function prefixState(session: EngineSession, prefix: Int32Array, mo
     session.clear();
   }
   const t0 = performance.now();
-  await session.prefill(prefix);
+  await session.prefill(prefix, onProgress ? { onProgress } : {});
   const prefillMs = performance.now() - t0;
   fs.mkdirSync(path.dirname(base), { recursive: true });
   await session.saveState(`${base}.state`);

@@ -12,8 +12,9 @@ import { loadModel, type EngineModel } from '../../src/engine/model';
 import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { concatTokens } from '../../src/prompt/prompt';
 import { ALL_PACKINGS, askOptions, LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount } from '../../bench/repoqa/large/prompt';
-import { buildLargeReport, checkTarget, completeRecords, countSkipped, isSkipped, subsetOf, summarize, summarizeExtra, type SkippedRecord } from '../../bench/repoqa/large/report';
-import { interleave, readLargeRecords } from '../../bench/repoqa/large/run';
+import { buildLargeReport, ceilingRows, checkTarget, completeRecords, countSkipped, isSkipped, mergeReportFields, subsetOf, summarize, summarizeExtra, type SkippedRecord } from '../../bench/repoqa/large/report';
+import { interleave, readLargeRecords, selectHeldOut } from '../../bench/repoqa/large/run';
+import type { Question } from '../../bench/repoqa/questions';
 import { isCorrect, scoringContext } from '../../bench/repoqa/scoring';
 import { checkTinyModel } from '../helpers/models';
 
@@ -99,6 +100,94 @@ test('a fourth packing is compared on the questions answered with all four, apar
   const summary = summarize(records);
   assert.deepEqual(summary.map((r) => r.packing), ['smallest-first', 'smallest-first', 'ranked+map', 'ranked+map', 'ranked+map+retrieval', 'ranked+map+retrieval']);
   assert.deepEqual(summary.find((r) => r.packing === 'ranked+map+retrieval' && r.subset === 'inside'), { packing: 'ranked+map+retrieval', subset: 'inside', n: 3, accuracy: 1 / 3 });
+});
+
+test('summary rows over two packings (the held-out run): questions answered with both, in the packings\' order', () => {
+  type R = { id: string; packing: (typeof ALL_PACKINGS)[number]; subset: 'outside' | 'inside'; correct: boolean };
+  const records: R[] = [
+    { id: 'h1', subset: 'outside', packing: 'smallest-first', correct: false },
+    { id: 'h1', subset: 'outside', packing: 'ranked+map+retrieval', correct: true },
+    { id: 'h2', subset: 'outside', packing: 'smallest-first', correct: true },
+    { id: 'h2', subset: 'outside', packing: 'ranked+map+retrieval', correct: true },
+    { id: 'h3', subset: 'outside', packing: 'smallest-first', correct: false },
+    { id: 'h3', subset: 'outside', packing: 'ranked+map+retrieval', correct: false },
+    { id: 'h4', subset: 'inside', packing: 'ranked+map+retrieval', correct: false },
+    { id: 'h4', subset: 'inside', packing: 'smallest-first', correct: true },
+    // answered with one of the two only (a cut run): in no row
+    { id: 'h5', subset: 'inside', packing: 'smallest-first', correct: false },
+  ];
+  // by hand: outside h1–h3 — sf 1/3, rmr 2/3; inside h4 — sf 1/1, rmr 0/1
+  const rows = summarize(records, ['smallest-first', 'ranked+map+retrieval']);
+  assert.deepEqual(rows, [
+    { packing: 'smallest-first', subset: 'outside', n: 3, accuracy: 1 / 3 },
+    { packing: 'smallest-first', subset: 'inside', n: 1, accuracy: 1 },
+    { packing: 'ranked+map+retrieval', subset: 'outside', n: 3, accuracy: 2 / 3 },
+    { packing: 'ranked+map+retrieval', subset: 'inside', n: 1, accuracy: 0 },
+  ]);
+  assert.deepEqual(checkTarget(rows).map((t) => t.gain), [2 / 3 - 1 / 3, -1]);
+  // with the default (the issue's three) none of these questions is complete
+  assert.deepEqual(summarize(records), []);
+});
+
+test('the ceiling beside each packing on the same questions of one repository', () => {
+  type P = { id: string; repo: string; packing: (typeof ALL_PACKINGS)[number]; subset: 'outside' | 'inside'; correct: boolean };
+  const ceiling = [
+    { id: 'a#1', repo: 'a', subset: 'outside' as const, correct: true },
+    { id: 'a#2', repo: 'a', subset: 'outside' as const, correct: false },
+    { id: 'a#3', repo: 'a', subset: 'inside' as const, correct: true },
+  ];
+  const packed: P[] = [
+    { id: 'a#1', repo: 'a', subset: 'outside', packing: 'smallest-first', correct: false },
+    { id: 'a#1', repo: 'a', subset: 'outside', packing: 'ranked+map+retrieval', correct: true },
+    { id: 'a#2', repo: 'a', subset: 'outside', packing: 'smallest-first', correct: false },
+    { id: 'a#2', repo: 'a', subset: 'outside', packing: 'ranked+map+retrieval', correct: true },
+    // a second record of a#2 smallest-first: the first one counts
+    { id: 'a#2', repo: 'a', subset: 'outside', packing: 'smallest-first', correct: true },
+    { id: 'a#3', repo: 'a', subset: 'inside', packing: 'smallest-first', correct: true },
+    { id: 'a#3', repo: 'a', subset: 'inside', packing: 'ranked+map+retrieval', correct: false },
+    // questions the ceiling did not answer (another repository, another question): in no row
+    { id: 'b#1', repo: 'b', subset: 'outside', packing: 'smallest-first', correct: true },
+    { id: 'a#9', repo: 'a', subset: 'outside', packing: 'smallest-first', correct: true },
+  ];
+  // by hand: outside a#1, a#2 — ceiling 1/2, sf 0/2, rmr 2/2; inside a#3 — ceiling 1/1, sf 1/1, rmr 0/1; no ranked+map records: no row
+  assert.deepEqual(ceilingRows(ceiling, packed), [
+    { repo: 'a', packing: 'whole-repository', subset: 'outside', n: 2, accuracy: 0.5 },
+    { repo: 'a', packing: 'smallest-first', subset: 'outside', n: 2, accuracy: 0 },
+    { repo: 'a', packing: 'ranked+map+retrieval', subset: 'outside', n: 2, accuracy: 1 },
+    { repo: 'a', packing: 'whole-repository', subset: 'inside', n: 1, accuracy: 1 },
+    { repo: 'a', packing: 'smallest-first', subset: 'inside', n: 1, accuracy: 1 },
+    { repo: 'a', packing: 'ranked+map+retrieval', subset: 'inside', n: 1, accuracy: 0 },
+  ]);
+});
+
+test('held-out questions never include a tuned one, and setting a report field keeps every other field as written', () => {
+  const q = (kind: Question['kind'], subject: string): Question => ({ id: `r@1#${kind}:${subject}`, repo: 'r@1', kind, subject, question: `? ${subject}`, answer: subject, file: 'lib/x.js', line: 1 });
+  const candidates = [q('file', 'a'), q('file', 'b'), q('file', 'c'), q('param', 'd'), q('param', 'e'), q('param', 'f')];
+  const tuned = new Set([candidates[0]!.id, candidates[3]!.id]);
+  const all = selectHeldOut(candidates, tuned, ['file', 'param'], 10, 29);
+  // every untuned candidate, none of the tuned: b, c, e, f
+  assert.deepEqual(all.map((x) => x.subject).sort(), ['b', 'c', 'e', 'f']);
+  // n = 2: kinds in turn, one of each
+  assert.deepEqual(selectHeldOut(candidates, tuned, ['file', 'param'], 2, 29).map((x) => x.kind), ['file', 'param']);
+  assert.equal(selectHeldOut(candidates, new Set(candidates.map((c) => c.id)), ['file', 'param'], 4, 29).length, 0);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repoqa-large-merge-'));
+  try {
+    const file = path.join(dir, 'report.json');
+    const report = { model: 'm', summary: [{ packing: 'smallest-first', subset: 'outside', n: 23, accuracy: 5 / 23 }], ceiling: 'not run', command: 'x', records: [{ id: 'q' }] };
+    const text = JSON.stringify(report, null, 2) + '\n';
+    fs.writeFileSync(file, text);
+    mergeReportFields(file, { ceiling: { rows: [1] }, heldOut: { seed: 29 } });
+    const merged = fs.readFileSync(file, 'utf8');
+    // the fields before `ceiling` are the same bytes; ceiling replaced in place, heldOut new before records
+    assert.equal(merged.slice(0, text.indexOf('"ceiling"')), text.slice(0, text.indexOf('"ceiling"')));
+    assert.deepEqual(Object.keys(JSON.parse(merged) as object), ['model', 'summary', 'ceiling', 'command', 'heldOut', 'records']);
+    assert.deepEqual((JSON.parse(merged) as { ceiling: unknown }).ceiling, { rows: [1] });
+    assert.deepEqual((JSON.parse(merged) as { summary: unknown }).summary, report.summary);
+    assert.throws(() => mergeReportFields(path.join(dir, 'absent.json'), { ceiling: 1 }), /no report/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('round-robin order and the JSONL reader', () => {

@@ -118,22 +118,27 @@ export interface SummaryRow {
   accuracy: number;
 }
 
-/** The records of the questions answered with every packing (in record order). */
-export function completeRecords<R extends Pick<LargeRecord, 'id' | 'packing'>>(records: readonly R[]): R[] {
-  const packings = new Map<string, Set<string>>();
-  for (const r of records) packings.set(r.id, (packings.get(r.id) ?? new Set()).add(r.packing));
-  return records.filter((r) => LARGE_PACKINGS.every((p) => packings.get(r.id)!.has(p)));
+/**
+ * The records of the questions answered with every packing of `packings` (in record order).
+ * @param packings the packings a question must have been answered with (default the issue's three)
+ */
+export function completeRecords<R extends Pick<LargeRecord, 'id' | 'packing'>>(records: readonly R[], packings: readonly LargePacking[] = LARGE_PACKINGS): R[] {
+  const answered = new Map<string, Set<string>>();
+  for (const r of records) answered.set(r.id, (answered.get(r.id) ?? new Set()).add(r.packing));
+  return records.filter((r) => packings.every((p) => answered.get(r.id)!.has(p)));
 }
 
 /**
  * `summary`: for each packing and subset with at least one question answered with every packing,
  * the number of those questions and the share answered correctly. A question recorded twice for
  * a packing counts once (its first record).
+ * @param packings the packings compared, in row order (default the issue's three: `summary`;
+ *   the held-out run's `heldOut.rows` pass the packings it answered with)
  */
-export function summarize(records: readonly Pick<LargeRecord, 'id' | 'packing' | 'subset' | 'correct'>[]): SummaryRow[] {
-  const complete = completeRecords(records);
+export function summarize(records: readonly Pick<LargeRecord, 'id' | 'packing' | 'subset' | 'correct'>[], packings: readonly LargePacking[] = LARGE_PACKINGS): SummaryRow[] {
+  const complete = completeRecords(records, packings);
   const rows: SummaryRow[] = [];
-  for (const packing of LARGE_PACKINGS) {
+  for (const packing of packings) {
     for (const subset of SUBSETS) {
       const seen = new Set<string>();
       let n = 0;
@@ -320,5 +325,107 @@ export function buildLargeReport(records: readonly LargeRecord[], input: LargeRe
 export function writeLargeReport(records: readonly LargeRecord[], input: LargeReportInput, out: string): string {
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(buildLargeReport(records, input), null, 2) + '\n');
+  return out;
+}
+
+/** The ceiling's packing label: the whole repository packed in full, full attention (no SnapKV). */
+export const CEILING_PACKING = 'whole-repository';
+
+/**
+ * One question answered by the ceiling (a line of the ceiling run's JSONL): full attention (no
+ * SnapKV) over a context holding the whole repository in full, greedy, scored like the packings.
+ */
+export interface CeilingRecord extends Question {
+  packing: typeof CEILING_PACKING;
+  /** The question's subset in the packed run (by smallest-first at the run's context size). */
+  subset: Subset;
+  text: string;
+  stop: string;
+  correct: boolean;
+  /** Prompt tokens: prefix + question. */
+  L: number;
+  prefixTokens: number;
+  questionTokens: number;
+  /** Restoring the prefix's state from memory, prefilling the question, decoding the answer [ms]. */
+  restoreMs: number;
+  prefillMs: number;
+  answerMs: number;
+  /** The machine's 1-, 5- and 15-minute load averages when the answer was done (`os.loadavg()`). */
+  load: number[];
+}
+
+/** One row of the ceiling's comparison: a packing (or the ceiling) on one repository's questions of one subset. */
+export interface CeilingRow {
+  repo: string;
+  packing: LargePacking | typeof CEILING_PACKING;
+  subset: Subset;
+  /** Questions. */
+  n: number;
+  /** Share answered correctly, in [0, 1]. */
+  accuracy: number;
+}
+
+/**
+ * The ceiling beside the packings on the same questions: per repository and subset, a row for
+ * the ceiling over the questions it answered, then a row per packing of `packings` over its
+ * records of those same questions (its first record of each; a packing with none of them gets
+ * no row). Repositories and subsets in the order the ceiling's records first name them.
+ * @param ceiling the ceiling's records
+ * @param packed the packed run's records (the report's `records`, scored)
+ * @param packings the packings compared, in row order
+ */
+export function ceilingRows(
+  ceiling: readonly Pick<CeilingRecord, 'id' | 'repo' | 'subset' | 'correct'>[],
+  packed: readonly Pick<LargeRecord, 'id' | 'repo' | 'packing' | 'subset' | 'correct'>[],
+  packings: readonly LargePacking[] = ALL_PACKINGS,
+): CeilingRow[] {
+  const groups = new Map<string, { repo: string; subset: Subset; ids: Set<string> }>();
+  for (const r of ceiling) {
+    const k = `${r.repo}|${r.subset}`;
+    if (!groups.has(k)) groups.set(k, { repo: r.repo, subset: r.subset, ids: new Set() });
+    groups.get(k)!.ids.add(r.id);
+  }
+  const rate = (rs: readonly { id: string; correct: boolean }[]) => {
+    const seen = new Set<string>();
+    let n = 0;
+    let correct = 0;
+    for (const r of rs) {
+      if (seen.has(r.id)) continue;
+      seen.add(r.id);
+      n++;
+      if (r.correct) correct++;
+    }
+    return { n, accuracy: n === 0 ? 0 : correct / n };
+  };
+  const rows: CeilingRow[] = [];
+  for (const { repo, subset, ids } of groups.values()) {
+    rows.push({ repo, packing: CEILING_PACKING, subset, ...rate(ceiling.filter((r) => r.repo === repo && ids.has(r.id))) });
+    for (const packing of packings) {
+      const rs = packed.filter((r) => r.packing === packing && r.repo === repo && ids.has(r.id));
+      if (rs.length > 0) rows.push({ repo, packing, subset, ...rate(rs) });
+    }
+  }
+  return rows;
+}
+
+/**
+ * Sets top-level fields of an existing report file (the other fields, `summary` included, stay
+ * byte for byte as they were parsed and are written back in their order; a new field goes last,
+ * before `records`). Returns the file.
+ * @throws Error when the file does not exist or is not a JSON object
+ */
+export function mergeReportFields(out: string, fields: Record<string, unknown>): string {
+  if (!fs.existsSync(out)) throw new Error(`${out}: no report to add ${Object.keys(fields).join(', ')} to (run the packings first)`);
+  const report = JSON.parse(fs.readFileSync(out, 'utf8')) as unknown;
+  if (typeof report !== 'object' || report === null || Array.isArray(report)) throw new Error(`${out} is not a JSON object`);
+  const old = report as Record<string, unknown>;
+  const merged: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(old)) {
+    if (k === 'records') continue;
+    merged[k] = k in fields ? fields[k] : v;
+  }
+  for (const [k, v] of Object.entries(fields)) if (!(k in merged)) merged[k] = v;
+  if ('records' in old) merged.records = old.records;
+  fs.writeFileSync(out, JSON.stringify(merged, null, 2) + '\n');
   return out;
 }

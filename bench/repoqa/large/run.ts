@@ -21,6 +21,18 @@
  *   --packings LIST       the packings to answer with (default the issue's three; `ranked+small+map+retrieval`
  *                         is the fourth, reported in `extra` on the questions it answered). Every packing
  *                         is packed (the report's tokens per section) whichever are answered.
+ *   --ceiling-context N   the ceiling instead of the packings: the same questions (the selection of
+ *                         --outside/--inside at --context-size) answered with full attention over a
+ *                         context of N tokens holding the whole repository packed in full (refused
+ *                         when a file does not fit), its prefix prefilled once per repository; the
+ *                         report's `ceiling` field is set (--out must exist), every other field kept
+ *                         (JSONL default bench/.repoqa/runs/large-coder-ceiling.jsonl)
+ *   --held-out-seed S     held-out questions instead of the run's: --outside/--inside new questions
+ *                         per package, drawn with seed S from the candidates minus every question of
+ *                         the report's `records` (the ones the packings' rules were tuned on),
+ *                         answered with --packings (default smallest-first,ranked+map+retrieval);
+ *                         the report's `heldOut` field is set, every other field kept (JSONL default
+ *                         bench/.repoqa/runs/large-coder-held-out.jsonl)
  *
  * Questions go round-robin over the packages (question i of each package, then i + 1), and within
  * a package alternate outside/inside, so a cut run stays balanced; `--sequential` (for a slow
@@ -31,6 +43,7 @@
  * (questions.ts), with the kinds the coder model answers (run.ts, `MODELS.coder`).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { packRepository } from '../../../src/context/pack';
@@ -47,13 +60,34 @@ import { MODELS, selectQuestions } from '../run';
 import { answerComplete, isCorrect, scoringContext } from '../scoring';
 import { findLargePackage, LARGE_PACKAGES } from './packages';
 import { ALL_PACKINGS, EXTRA_PACKINGS, LARGE_PACKINGS, packedPrompt, SMALL_FILES_SHARE, questionPart, questionSkipReason, questionTokenCount, type LargePacking, type PackedPrompt } from './prompt';
-import { isSkipped, subsetOf, writeLargeReport, type LargeRecord, type RepoInfo, type RunRecord, type SkippedRecord, type Subset } from './report';
+import {
+  CEILING_PACKING,
+  ceilingRows,
+  checkTarget,
+  isSkipped,
+  mergeReportFields,
+  subsetOf,
+  summarize,
+  SUBSETS,
+  writeLargeReport,
+  type CeilingRecord,
+  type LargeRecord,
+  type RepoInfo,
+  type RunRecord,
+  type SkippedRecord,
+  type Subset,
+} from './report';
 
 /** The settings that make JSONL records comparable (a rerun with others is refused). */
 export interface LargeRunConfig {
   model: string;
+  /** The session's context [tokens] (the ceiling's: --ceiling-context). */
   contextSize: number;
   answerTokens: number;
+  /** Ceiling runs: the packed run's context size, whose question selection the ceiling answers [tokens]. */
+  ceilingOf?: number;
+  /** Held-out runs: the selection's seed. */
+  heldOutSeed?: number;
 }
 
 /** Reads the records (answered and skipped) of a JSONL written with `config`; [] when absent. @throws on a config mismatch. */
@@ -76,11 +110,240 @@ const log = (s: string) => process.stderr.write(`${new Date().toISOString().slic
 /** What one package brings to the run. */
 interface Prepared {
   pkg: RepoPackage;
+  /** The package's extracted folder. */
+  dir: string;
   info: RepoInfo;
   files: string[];
   prompts: Record<LargePacking, PackedPrompt>;
   questions: (Question & { subset: Subset })[];
   states: Partial<Record<LargePacking, SessionSnapshot>>;
+}
+
+/** The packings a held-out run answers with unless --packings says otherwise. */
+export const HELD_OUT_PACKINGS: readonly LargePacking[] = ['smallest-first', 'ranked+map+retrieval'];
+
+/**
+ * Held-out questions: `n` of `candidates` (one package's, one subset's) that are not in `tuned`,
+ * drawn by `selectQuestions` with `seed` (the run's selection is seed 13 over every candidate).
+ * @param tuned ids of the questions the rules were tuned on (never drawn)
+ */
+export function selectHeldOut(candidates: readonly Question[], tuned: ReadonlySet<string>, kinds: readonly QuestionKind[], n: number, seed: number): Question[] {
+  return selectQuestions(
+    candidates.filter((q) => !tuned.has(q.id)),
+    kinds,
+    n,
+    seed,
+  );
+}
+
+/** The 1-, 5- and 15-minute load averages, rounded to 0.01. */
+const loadNow = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
+
+const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/** One repository of the ceiling run: its whole-repository prefix and what its prefill cost. */
+export interface CeilingRepo {
+  repo: string;
+  /** Source files, and those packed in full (all of them). */
+  files: number;
+  fullFiles: number;
+  /** Tokens of the prefix ([head │ files in full]) and of its parts. */
+  prefixTokens: number;
+  sections: PackedPrompt['sections'];
+  /** The prefix's one prefill [ms] (possibly by an earlier run, when its state was made), its speed [tokens/s], when. */
+  prefillMs: number;
+  prefillTokensPerSecond: number;
+  prefilledAt?: string;
+  /** Loading the prefix's state file instead [ms], when this run did. */
+  loadMs?: number;
+  /** Load averages (1, 5, 15 min) when this run's prefill (or load) of the prefix began and ended. */
+  loadAtStart: number[];
+  loadAtEnd: number[];
+}
+
+/**
+ * The ceiling (issue 15): each package's selected questions answered with full attention over a
+ * context of `contextSize` tokens holding the whole repository packed in full by the product's
+ * packer (smallest-first with a budget every file fits: no tree, map or retrieval). The prefix is
+ * question-independent: prefilled once per package (progress logged), its state kept and restored
+ * for each question like the packings'. Appends records to `jsonl`; sets the report's `ceiling`.
+ * @throws Error when a file does not fit in full, or when the selection differs from the
+ *   packed run's questions of that package (the report's `records`)
+ */
+async function runCeiling(a: {
+  model: Awaited<ReturnType<typeof loadModel>>;
+  spec: { id: string };
+  modelFile: string;
+  prepared: Prepared[];
+  records: CeilingRecord[];
+  done: Set<string>;
+  jsonl: string;
+  out: string;
+  limit: number;
+  answerTokens: number;
+  contextSize: number;
+  packed: LargeRecord[];
+  command: string;
+}): Promise<void> {
+  const { model, prepared, answerTokens, contextSize } = a;
+  const repos: CeilingRepo[] = [];
+  let fresh = 0;
+  for (const r of prepared) {
+    const asked = new Set(a.packed.filter((x) => x.repo === r.info.repo).map((x) => x.id));
+    const selected = new Set(r.questions.map((q) => q.id));
+    if (asked.size > 0 && (asked.size !== selected.size || [...asked].some((id) => !selected.has(id)))) {
+      throw new Error(`${r.info.repo}: the selection (${selected.size} questions) is not the packed run's (${asked.size}): pass the run's --outside/--inside/--context-size`);
+    }
+    const cp = await packedPrompt(model, r.dir, r.pkg.include, 'smallest-first', contextSize, answerTokens);
+    if (cp.full.length !== r.files.length) {
+      throw new Error(`${r.info.repo}: ${r.files.length - cp.full.length} of ${r.files.length} files do not fit a ${contextSize}-token context in full (${r.info.sourceTokens} source tokens): raise --ceiling-context`);
+    }
+    const todo = r.questions.filter((q) => !a.done.has(`${q.id}|${CEILING_PACKING}`));
+    const session = benchSession(model, contextSize);
+    try {
+      const loadAtStart = loadNow();
+      log(`${r.info.repo} ceiling: prefix ${cp.prefix.length} tokens (${cp.full.length} files in full) in a ${contextSize}-token context, load ${loadAtStart.join(' ')}`);
+      let next = 0;
+      const ps = await prefixState(session, cp.prefix, 'coder-ceiling', `${r.pkg.name}-${r.pkg.version}-whole`, undefined, (p) => {
+        if (p.done < next && p.done < p.total) return;
+        next = p.done + 2048;
+        const eta = (p.total - p.done) / p.tokensPerSecond;
+        log(`${r.info.repo} ceiling prefill ${p.done}/${p.total} tokens, ${p.tokensPerSecond.toFixed(2)} tokens/s so far, ~${(eta / 60).toFixed(0)} min left at that rate, load ${loadNow().join(' ')}`);
+      });
+      const meta = readPrefixMeta(cp.prefix, 'coder-ceiling', `${r.pkg.name}-${r.pkg.version}-whole`);
+      const info: CeilingRepo = {
+        repo: r.info.repo,
+        files: r.files.length,
+        fullFiles: cp.full.length,
+        prefixTokens: cp.prefix.length,
+        sections: cp.sections,
+        prefillMs: ps.prefillMs,
+        prefillTokensPerSecond: cp.prefix.length / (ps.prefillMs / 1000),
+        prefilledAt: meta?.at,
+        ...(ps.prefilled ? {} : { loadMs: ps.loadMs }),
+        loadAtStart,
+        loadAtEnd: loadNow(),
+      };
+      repos.push(info);
+      log(`${r.info.repo} ceiling: prefix ${ps.prefilled ? `prefilled in ${(ps.prefillMs / 1000).toFixed(1)} s (${info.prefillTokensPerSecond.toFixed(2)} tokens/s)` : `loaded in ${ps.loadMs.toFixed(0)} ms`}`);
+      for (const q of todo) {
+        if (fresh >= a.limit) break;
+        const qTokens = questionTokenCount(model, cp, q.question);
+        const skip = questionSkipReason(qTokens, cp.questionRoom);
+        if (skip !== null) throw new Error(`${q.id}: ${skip}`);
+        const part = await questionPart(model, cp, q.question);
+        const prompt = concatTokens([cp.prefix, part.tokens]);
+        if (prompt.length + answerTokens > contextSize) throw new Error(`${q.id} ceiling: ${prompt.length} prompt tokens + ${answerTokens} do not fit ${contextSize}`);
+        const ctx = scoringContext(q, r.files);
+        const m = await measureQuestion(model, session, ps.snapshot, prompt, [], { fractions: [], answerTokens, complete: (text) => answerComplete(text, ctx) });
+        const rec: CeilingRecord = {
+          ...q,
+          packing: CEILING_PACKING,
+          text: m.full.text,
+          stop: m.full.stop,
+          correct: isCorrect(m.full.text, ctx),
+          L: m.L,
+          prefixTokens: cp.prefix.length,
+          questionTokens: part.questionTokens,
+          restoreMs: m.restoreMs,
+          prefillMs: m.prefillMs,
+          answerMs: m.full.ms,
+          load: loadNow(),
+        };
+        fs.appendFileSync(a.jsonl, JSON.stringify(rec) + '\n');
+        a.records.push(rec);
+        a.done.add(`${q.id}|${CEILING_PACKING}`);
+        fresh++;
+        log(`[${fresh}] ${q.id} (${q.kind}, ${q.subset}) expected ${JSON.stringify(q.answer)}: ceiling ${rec.correct ? '✓' : '✗'} ${JSON.stringify(rec.text.slice(0, 60))} (question ${(rec.prefillMs / 1000).toFixed(1)} s, answer ${(rec.answerMs / 1000).toFixed(1)} s)`);
+      }
+    } finally {
+      session.dispose();
+    }
+  }
+  // scored again from the texts with the current scorer, like the packed run's report
+  const filesOf = new Map(prepared.map((r) => [r.info.repo, r.files]));
+  const selected = new Set(prepared.flatMap((r) => r.questions.map((q) => q.id)));
+  const ceiling = a.records.filter((r) => selected.has(r.id)).map((r) => ({ ...r, correct: isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) }));
+  const packed = a.packed.filter((r) => filesOf.has(r.repo)).map((r) => ({ ...r, correct: isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) }));
+  const prefillOf = new Map(repos.map((x) => [x.repo, x.prefillMs]));
+  const file = mergeReportFields(a.out, {
+    ceiling: {
+      what:
+        'full attention (no SnapKV) over a context holding the whole repository packed in full (the product\'s packer, smallest-first with a budget every file fits: every file in full, no tree, map or retrieval), greedy, ' +
+        'on the packed run\'s questions of each repository (same ids, same scorer); its prefix prefilled once and restored for each question. ' +
+        '`rows`: the ceiling beside each packing\'s records of the same questions (from `records`)',
+      command: a.command,
+      model: a.spec.id,
+      modelFile: path.basename(a.modelFile),
+      contextSize,
+      trainContext: model.info.nCtxTrain,
+      answerTokens,
+      repos,
+      notRun: `the other repositories do not fit the model's ${model.info.nCtxTrain}-token training context`,
+      rows: ceilingRows(ceiling, packed),
+      ttft: {
+        n: ceiling.length,
+        warmMs: mean(ceiling.map((r) => r.restoreMs + r.prefillMs)),
+        coldMs: mean(ceiling.map((r) => (prefillOf.get(r.repo) ?? NaN) + r.prefillMs)),
+        answerMs: mean(ceiling.map((r) => r.answerMs)),
+      },
+      records: ceiling,
+    },
+  });
+  log(`wrote ceiling into ${path.relative(process.cwd(), file)}`);
+}
+
+/**
+ * The report's `heldOut` field: the held-out questions' rows `{packing, subset, n, accuracy}` (over
+ * the questions answered with every packing of the run), the gap ranked+map+retrieval −
+ * smallest-first per subset beside the tuned questions' gap (the report's `records`, same
+ * packings), the selection rule, the question ids, each prefix's prefill, and every record.
+ */
+function heldOutReport(a: {
+  seed: number;
+  nOutside: number;
+  nInside: number;
+  packings: readonly LargePacking[];
+  prepared: Prepared[];
+  records: LargeRecord[];
+  skipped: SkippedRecord[];
+  tuned: LargeRecord[];
+  command: string;
+}) {
+  const rows = summarize(a.records, a.packings);
+  const tunedRows = summarize(a.tuned, a.packings);
+  const gap = (rs: typeof rows) => checkTarget(rs).map((t) => ({ subset: t.subset, gain: t.gain }));
+  const heldGap = gap(rows);
+  const tunedGap = gap(tunedRows);
+  return {
+    what:
+      'questions the retrieval rules were not tuned on (session 8 tuned ranked+map+retrieval on the report\'s `records`): ' +
+      `per package ${a.nOutside} outside + ${a.nInside} inside drawn by selectQuestions (bench/repoqa/run.ts: per kind shuffled by mulberry32, kinds in turn) with seed ${a.seed} ` +
+      '(the run\'s: 13) from the generated candidates minus every question id of `records`; same context, answer length, prompts and scorer as the run',
+    seed: a.seed,
+    selection: `selectQuestions(candidates of the subset without the ids of records, kinds, n, ${a.seed}); n = ${a.nOutside} outside, ${a.nInside} inside (fewer where fewer candidates are left)`,
+    command: a.command,
+    packings: a.packings,
+    questionIds: Object.fromEntries(a.prepared.map((r) => [r.info.repo, Object.fromEntries(SUBSETS.map((s) => [s, r.questions.filter((q) => q.subset === s).map((q) => q.id)]))])),
+    // candidates per subset (the model's kinds) before the tuned ids are taken out, and how many of them were tuned
+    candidates: Object.fromEntries(
+      a.prepared.map((r) => [
+        r.info.repo,
+        Object.fromEntries(SUBSETS.map((s) => [s, { generated: r.info.generated[s], tuned: new Set(a.tuned.filter((x) => x.repo === r.info.repo && x.subset === s).map((x) => x.id)).size }])),
+      ]),
+    ),
+    rows,
+    gap: SUBSETS.map((subset) => ({
+      subset,
+      heldOut: heldGap.find((g) => g.subset === subset)?.gain ?? null,
+      tuned: tunedGap.find((g) => g.subset === subset)?.gain ?? null,
+    })),
+    tunedRows,
+    byRepo: a.prepared.map((r) => ({ repo: r.info.repo, rows: summarize(a.records.filter((x) => x.repo === r.info.repo), a.packings) })),
+    prefixes: a.prepared.map((r) => ({ repo: r.info.repo, packings: Object.fromEntries(a.packings.map((p) => [p, { prefixTokens: r.info.packings[p]?.prefixTokens, prefillMs: r.info.packings[p]?.prefillMs, prefilledAt: r.info.packings[p]?.prefilledAt }])) })),
+    skipped: a.skipped.map((r) => ({ id: r.id, packing: r.packing, reason: r.skipped })),
+    records: a.records,
+  };
 }
 
 async function main(): Promise<void> {
@@ -97,6 +360,8 @@ async function main(): Promise<void> {
       'report-only': { type: 'boolean' },
       sequential: { type: 'boolean' },
       packings: { type: 'string' },
+      'ceiling-context': { type: 'string' },
+      'held-out-seed': { type: 'string' },
     },
   });
   const key = 'coder';
@@ -109,10 +374,25 @@ async function main(): Promise<void> {
   const nInside = Number(values.inside ?? 6);
   const limit = values['report-only'] ? 0 : values.limit ? Number(values.limit) : Infinity;
   const packages = (values.packages ? values.packages.split(',') : LARGE_PACKAGES.filter((p) => p.name !== 'express').map((p) => p.name)).map(findLargePackage);
-  const jsonl = path.resolve(values.jsonl ?? path.join(root, 'bench', '.repoqa', 'runs', `large-${key}.jsonl`));
+  const ceilingContext = values['ceiling-context'] !== undefined ? Number(values['ceiling-context']) : undefined;
+  const heldOutSeed = values['held-out-seed'] !== undefined ? Number(values['held-out-seed']) : undefined;
+  if (ceilingContext !== undefined && heldOutSeed !== undefined) throw new Error('--ceiling-context and --held-out-seed are separate runs');
+  const mode = ceilingContext !== undefined ? 'ceiling' : heldOutSeed !== undefined ? 'held-out' : 'packings';
+  const jsonlName = mode === 'ceiling' ? `large-${key}-ceiling.jsonl` : mode === 'held-out' ? `large-${key}-held-out.jsonl` : `large-${key}.jsonl`;
+  const jsonl = path.resolve(values.jsonl ?? path.join(root, 'bench', '.repoqa', 'runs', jsonlName));
   const out = path.resolve(values.out ?? path.join(root, 'bench', 'results', `repoqa-large-${key}.json`));
-  const config: LargeRunConfig = { model: spec.id, contextSize, answerTokens };
-  const answerWith = (values.packings ? values.packings.split(',') : LARGE_PACKINGS).map((p) => {
+  const config: LargeRunConfig =
+    mode === 'ceiling'
+      ? { model: spec.id, contextSize: ceilingContext!, answerTokens, ceilingOf: contextSize }
+      : mode === 'held-out'
+        ? { model: spec.id, contextSize, answerTokens, heldOutSeed: heldOutSeed! }
+        : { model: spec.id, contextSize, answerTokens };
+  // the report the ceiling and the held-out run add to (the packed run's questions and records)
+  const existing = fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as { records?: LargeRecord[]; ceiling?: unknown; heldOut?: unknown }) : undefined;
+  if (mode !== 'packings' && !existing?.records) throw new Error(`${out}: no report with records to add the ${mode} to (run the packings first)`);
+  const tuned = new Set((existing?.records ?? []).map((r) => r.id));
+  const defaultPackings = mode === 'held-out' ? HELD_OUT_PACKINGS : LARGE_PACKINGS;
+  const answerWith = (values.packings ? values.packings.split(',') : defaultPackings).map((p) => {
     const known = ALL_PACKINGS.find((q) => q === p);
     if (!known) throw new Error(`unknown packing ${p}: one of ${ALL_PACKINGS.join(', ')}`);
     return known;
@@ -140,8 +420,9 @@ async function main(): Promise<void> {
     const generated = (await generateQuestions(dir, files, id)).filter((q) => kinds.includes(q.kind));
     const outside = generated.filter((q) => subsetOf(q, inSf) === 'outside');
     const inside = generated.filter((q) => subsetOf(q, inSf) === 'inside');
-    const selOut = selectQuestions(outside, kinds, nOutside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'outside' }));
-    const selIn = selectQuestions(inside, kinds, nInside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'inside' }));
+    const pick = (list: readonly Question[], n: number) => (mode === 'held-out' ? selectHeldOut(list, tuned, kinds, n, heldOutSeed!) : selectQuestions(list, kinds, n));
+    const selOut = pick(outside, nOutside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'outside' }));
+    const selIn = pick(inside, nInside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'inside' }));
     const info: RepoInfo = {
       repo: id,
       files: files.length,
@@ -165,7 +446,7 @@ async function main(): Promise<void> {
         prefilledAt: meta?.at,
       };
     }
-    prepared.push({ pkg, info, files, prompts, questions: interleave(selOut, selIn), states: {} });
+    prepared.push({ pkg, dir, info, files, prompts, questions: interleave(selOut, selIn), states: {} });
     log(
       `${id}: ${files.length} files, ${all.totalTokens} tokens (${info.timesContext.toFixed(1)}× ${contextSize}); ` +
         ALL_PACKINGS.map((p) => `${p} ${prompts[p].prefix.length} (tree ${prompts[p].sections.tree}, files ${prompts[p].sections.files} in ${prompts[p].full.length}, map ${prompts[p].sections.map} of ${prompts[p].mapped.length})`).join('; ') +
@@ -173,6 +454,12 @@ async function main(): Promise<void> {
     );
   }
 
+  if (mode === 'ceiling') {
+    const command = `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --ceiling-context ${ceilingContext}`;
+    await runCeiling({ model, spec, modelFile, prepared, records: records as unknown as CeilingRecord[], done, jsonl, out, limit, answerTokens, contextSize: ceilingContext!, packed: existing!.records!, command });
+    model.dispose();
+    return;
+  }
   const session = benchSession(model, contextSize);
   let fresh = 0;
   try {
@@ -245,6 +532,23 @@ async function main(): Promise<void> {
   const selected = new Set(prepared.flatMap((r) => r.questions.map((q) => q.id)));
   const answered = records.filter((r): r is LargeRecord => !isSkipped(r));
   const inRun = answered.filter((r) => selected.has(r.id)).map((r) => ({ ...r, correct: isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) }));
+  if (mode === 'held-out') {
+    const tunedRecords = existing!.records!.map((r) => ({ ...r, correct: filesOf.has(r.repo) ? isCorrect(r.text, scoringContext(r, filesOf.get(r.repo)!)) : r.correct }));
+    const heldOut = heldOutReport({
+      seed: heldOutSeed!,
+      nOutside,
+      nInside,
+      packings: answerWith,
+      prepared,
+      records: inRun,
+      skipped: records.filter(isSkipped).filter((r) => selected.has(r.id)),
+      tuned: tunedRecords,
+      command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --held-out-seed ${heldOutSeed}${values.packings ? ` --packings ${answerWith.join(',')}` : ''}${values.sequential ? ' --sequential' : ''}`,
+    });
+    log(`wrote heldOut into ${path.relative(process.cwd(), mergeReportFields(out, { heldOut }))}`);
+    model.dispose();
+    return;
+  }
   const file = writeLargeReport(
     inRun,
     {
@@ -263,8 +567,9 @@ async function main(): Promise<void> {
       repos: prepared.map((r) => r.info),
       notes: {
         order: values.sequential ? 'sequential' : 'round-robin',
+        ...(existing?.heldOut !== undefined ? { heldOut: existing.heldOut } : {}),
         ceiling:
-          'not run: full attention over a context holding a whole repository (pino 16.8K, fastify 61.7K, axios 67.9K tokens; only pino fits the model\'s 32K training context). ' +
+          typeof existing?.ceiling === 'object' && existing.ceiling !== null ? existing.ceiling : 'not run: full attention over a context holding a whole repository (pino 16.8K, fastify 61.7K, axios 67.9K tokens; only pino fits the model\'s 32K training context). ' +
           'Cost of pino\'s one prefill of ~16.8K tokens: 58-85 min at the 3.3-4.8 tokens/s of the 1.4-1.8K-token prefixes on the shared cores (fastify\'s three: 1,388 tokens in 290 s, 1,765 in 461 s, 1,456 in 411 s), ' +
           '~9 min at the 30.6 tokens/s of axios\'s on a quiet machine (1,707 tokens in 55.8 s), more in both cases since attention grows with the context; then a 24-token answer per question over 16.8K cells',
         command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize}`,
