@@ -14,13 +14,13 @@
  * README.md tokenized and cut to `--length` tokens.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadModel, type EngineModel } from '../src/engine/model';
 import { createSession } from '../src/engine/session';
 import { realModelPath, SMOLLM2 } from '../test/helpers/models';
 import { startRpcServer, type RpcServerProcess } from '../test/helpers/rpc-servers';
+import { machineInfo } from './machine';
 
 /** One measured run. CPU times are this process's plus the servers' (user + system, all threads). */
 interface Run {
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     decodeTokens: nDecode,
     threads,
     servers: 2,
-    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, loadavg1: os.loadavg()[0] },
+    machine: machineInfo(),
     sameGreedyTokens: same,
     local: summary('local'),
     rpc: summary('rpc'),
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
   };
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
-  console.log(`model ${result.model}, L = ${L}, decode ${nDecode} tokens, ${threads} thread(s) per engine, 2 loopback RPC servers; load avg ${result.machine.loadavg1.toFixed(1)}; same greedy tokens: ${same}`);
+  console.log(`model ${result.model}, L = ${L}, decode ${nDecode} tokens, ${threads} thread(s) per engine, 2 loopback RPC servers; load avg ${result.machine.loadavg[0]!.toFixed(1)}; same greedy tokens: ${same}`);
   console.log('| engine | load ms | prefill tok/s | prefill CPU ms/token | SnapKV ms | decode ms/token | decode CPU ms/token |');
   console.log('|---|---|---|---|---|---|---|');
   for (const where of ['local', 'rpc'] as const) {

@@ -61,6 +61,7 @@ import { baselines, CodePriorPolicy, DEFAULT_SNAPKV_ID, KeyNormPolicy, KeyNormTo
 import { codePromptPrior, type CodePromptPrior } from './code-prior';
 import { processTagsCache } from '../../src/context/map/cache';
 import { writePlots } from './plot';
+import { machineInfo } from '../machine';
 import { DEFAULT_GENERATOR, generatePrompts, readPromptCache, writePromptCache, type Prompt, type PromptCache } from './prompts';
 import { checkTargets, followUpReport, markdownTable, modelShapeRecord, resultRows, retrievalReport, type PolicyRecord } from './report';
 import { generateRetrieval, runRetrievalItem, type RetrievalCache, type RetrievalItemResult } from './retrieval';
@@ -317,7 +318,7 @@ async function main(): Promise<void> {
       runSeconds: r6(runSeconds),
       mainSeconds: r6(mainSeconds),
       measuredSeconds: r6(measuredSeconds),
-      machine: { cpus: os.cpus().length, node: process.version },
+      machine: machineInfo(),
       ...(grid === 'prior'
         ? {
             prior: {

@@ -20,6 +20,7 @@ import { packageId, type RepoPackage } from './packages';
 import { QUESTION_KINDS } from './questions';
 import type { BranchRecord, QuestionRecord, RunConfig } from './run';
 import { writeRepoQaPlots } from './plot';
+import type { MachineInfo } from '../machine';
 
 /** One row of the top-level `summary` (means over questions; `kl` over questions whose answer has a teacher-forced step). */
 export interface SummaryRow {
@@ -220,6 +221,8 @@ export interface ReportInput {
   candidates: Record<string, { files: number; answers: Partial<Record<string, number>> }>;
   out: string;
   root: string;
+  /** The machine of the run (bench/machine.ts), recorded as `meta.machine` when given. */
+  machine?: MachineInfo;
 }
 
 /** Rounds to 6 significant digits (keeps the JSON readable). */
@@ -328,6 +331,7 @@ export function buildReport(records: readonly QuestionRecord[], input: ReportInp
       intervals: '95 % percentile bootstrap over questions (1,000 resamples); differences paired per question',
       keepAllCheck: keepAll,
       prefixVsQuestionPrefill: { prefixMs: r6(prefixMsPerQuestion), questionPrefillMs: r6(mean(records.map((r) => r.prefillMs))) },
+      ...(input.machine ? { machine: input.machine } : {}),
     },
     results: rows,
     answerable,

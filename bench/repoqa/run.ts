@@ -51,6 +51,7 @@ import { benchSession, prefixState, questionTokens, readPrefixMeta, repositoryPr
 import { agrees, answerComplete, isCorrect, scoringContext } from './scoring';
 import { readJsonlRecords, startJsonl } from './jsonl';
 import { writeReport } from './report';
+import { machineInfo } from '../machine';
 import { SNAP_DEFAULTS } from '../../src/config/snap-options';
 import { CodePriorScorer, ScoredPolicy, SnapKvScorer, UniformAllocator } from '../../src/engine/policies';
 import { processTagsCache } from '../../src/context/map/cache';
@@ -378,7 +379,7 @@ async function main(): Promise<void> {
   const filesOf = new Map(repos.map(({ pkg }) => [packageId(pkg), prepared.get(pkg.name)!.files]));
   const inRun = records.filter((r) => selectedIds.has(r.id)).map((r) => rescore(r, filesOf.get(r.repo)!));
   if (!values['no-report']) {
-    for (const f of await writeReport(inRun, { modelId: spec.id, answerable: spec.answerable, modelFile: path.basename(modelFile), config, main, grid, prefixTimes, packages, candidates, out, root })) log(`wrote ${path.relative(process.cwd(), f)}`);
+    for (const f of await writeReport(inRun, { modelId: spec.id, answerable: spec.answerable, modelFile: path.basename(modelFile), config, main, grid, prefixTimes, packages, candidates, out, root, machine: machineInfo() })) log(`wrote ${path.relative(process.cwd(), f)}`);
   }
   model.dispose();
 }
