@@ -4,8 +4,8 @@
  * (`native/build.mjs` cpuIsaDefs: the host's instruction sets), so an AVX-512 build sums in other
  * lanes than an AVX2 one, the low-order bits of the logits differ, and near-tie greedy tokens and
  * SnapKV's top-k can flip (seen on bench/fidelity, likely for this reason: SnapKV's top-1 on one
- * prompt 78.1 % on one machine, 87.5 % on another, same engine sources). A run's numbers compare only with runs whose
- * `ggml` line is the same.
+ * prompt 78.1 % on one machine, 87.5 % on another, same engine sources). A run's numbers compare
+ * only with runs whose `ggml` line is the same.
  */
 import os from 'node:os';
 import { loadAddon } from '../src/engine/native';
