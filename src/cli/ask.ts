@@ -12,6 +12,7 @@ import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
+import { escapeControls } from './terminal-text';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { intOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 
@@ -219,7 +220,7 @@ export async function runAsk(args: string[]): Promise<number> {
           case 'packed':
             progress('');
             if (!quiet) process.stderr.write(`packed ${e.pack.files.length} files (${e.pack.skipped.length} skipped), ${e.promptTokens} prompt tokens\n`);
-            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${n.message}\n`);
+            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${escapeControls(n.message)}\n`);
             break;
           case 'prefill':
             progress(`prefill: ${Math.round((100 * e.done) / e.total)}% (${e.done}/${e.total} tokens, ${Math.round(e.tokensPerSecond)} tok/s)`);
