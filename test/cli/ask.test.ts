@@ -75,11 +75,16 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
     fs.writeFileSync(notModel, 'hello, I am text');
     const truncated = path.join(tmp, 'truncated.gguf');
     fs.writeFileSync(truncated, fs.readFileSync(model).subarray(0, 4096));
+    // cut inside the tensor data: the whole header, then half of the file
+    const cutData = path.join(tmp, 'cut-data.gguf');
+    const whole = fs.readFileSync(model);
+    fs.writeFileSync(cutData, whole.subarray(0, whole.length >> 1));
     const cases: [string[], number, RegExp][] = [
       [['ask', '--repo', path.join(tmp, 'missing'), '--model', model, 'q'], 2, /repository .* does not exist/],
       [['ask', '--repo', tmp, '--model', path.join(tmp, 'missing.gguf'), 'q'], 2, /model file .* does not exist/],
       [['ask', '--repo', tmp, '--model', notModel, 'q'], 1, /not a GGUF model file/],
       [['ask', '--repo', tmp, '--model', truncated, 'q'], 1, /is truncated: its GGUF header alone takes \d+ bytes but the file has 4096/],
+      [['ask', '--repo', tmp, '--model', cutData, 'q'], 1, /^reposnap: error: '.*cut-data\.gguf' is truncated: its tensor '[^']+' starts at byte \d+ but the file has \d+ bytes/],
       [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 256 tokens are kept free/],
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
       [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
