@@ -14,6 +14,7 @@ import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
 import { escapeControls } from './terminal-text';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
+import { abortOnSigint } from './interrupt';
 import { intOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
@@ -161,8 +162,7 @@ export async function runAsk(args: string[]): Promise<number> {
   });
 
   const controller = new AbortController();
-  const onSigint = () => controller.abort();
-  process.once('SIGINT', onSigint);
+  const stopListening = abortOnSigint(controller);
 
   const store = o['no-cache']
     ? undefined
@@ -238,7 +238,7 @@ export async function runAsk(args: string[]): Promise<number> {
       },
     );
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    stopListening();
     await store?.flush();
     model.dispose();
   }

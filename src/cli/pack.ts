@@ -9,6 +9,7 @@ import { packRepository, type PackOrder, type PackResult } from '../context/pack
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
 import { loadModel } from '../engine/model';
 import { escapeControls, quotePath } from './terminal-text';
+import { abortOnSigint } from './interrupt';
 import { intOption, parseCommand, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap pack [--repo <dir>] [options]
@@ -102,8 +103,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     if (!o.quiet && io.isTTY) io.stderr(`\r\x1b[2K${line}`);
   };
   const controller = new AbortController();
-  const onSigint = (): void => controller.abort();
-  process.once('SIGINT', onSigint);
+  const stopListening = abortOnSigint(controller);
   let result: PackResult;
   let tokenizer: string;
   let dispose = (): void => undefined;
@@ -130,7 +130,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     });
   } finally {
     progress('');
-    process.removeListener('SIGINT', onSigint);
+    stopListening();
     dispose();
   }
 
