@@ -60,7 +60,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           ranked: a file tree, files in full by PageRank, then a repository map of the rest
   --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
                           retrieved chunks of files not in full (default 0: none)
-  --thread <id>           the conversation this question belongs to (follow-ups reuse its turns)
+  --thread <id>           the conversation this question belongs to (follow-ups reuse its turns; needs the cache)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
                           for the new question (default); continue: append to the thread's compressed cache
   --cache-dir <dir>       cache folder (default: $REPOSNAP_CACHE_DIR or ~/.cache/reposnap, one subfolder per repository)
@@ -149,6 +149,8 @@ export async function runAsk(args: string[]): Promise<number> {
   const followUp = o['follow-up'] ?? 'resnap';
   if (followUp !== 'resnap' && followUp !== 'continue') throw new UsageError(`--follow-up must be resnap or continue`);
   if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) throw new UsageError('--thread must be 1-64 letters, digits, - or _');
+  // a thread's turns live in the cache: without it a follow-up would silently start a new thread
+  if (o.thread !== undefined && o['no-cache']) throw new UsageError('--thread needs the cache, where its turns are kept: drop --no-cache (or --thread for a one-off question)');
 
   const quiet = o.quiet || !process.stderr.isTTY;
   const progress = (line: string) => {

@@ -89,6 +89,7 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
       [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
+      [['ask', '--repo', tmp, '--model', model, '--no-cache', '--thread', 't1', 'q'], 2, /--thread needs the cache, where its turns are kept: drop --no-cache/],
       [['frobnicate'], 2, /unknown command/],
       // every command's flags go through one strict parser (src/cli/usage.ts parseCommand)
       [['ask', '--repo', tmp, '--model', model, '--frob', 'q'], 2, /Unknown option '--frob'/],
