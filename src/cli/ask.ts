@@ -223,6 +223,12 @@ export async function runAsk(args: string[]): Promise<number> {
             progress('');
             if (!quiet) process.stderr.write(`packed ${e.pack.files.length} files (${e.pack.skipped.length} skipped), ${e.promptTokens} prompt tokens\n`);
             for (const n of e.pack.notices) process.stderr.write(`reposnap: ${escapeControls(n.message)}\n`);
+            if (e.pack.sections.length === 0) {
+              // an --include that matches nothing, a repository of binaries: say so rather than let the answer look informed
+              process.stderr.write(
+                `reposnap: nothing of the repository is in the prompt (${e.pack.skipped.length} left out, ${e.pack.ignoredCount} ignored; --show-context or 'reposnap pack --list' says why): the answer cannot come from it\n`,
+              );
+            }
             break;
           case 'prefill':
             progress(`prefill: ${Math.round((100 * e.done) / e.total)}% (${e.done}/${e.total} tokens, ${Math.round(e.tokensPerSecond)} tok/s)`);

@@ -67,6 +67,27 @@ test('ask --allocation adakv: same total budget, the sequence holds the largest 
   assert.equal(kvAfter! / kvBefore!, C / L, 'KV bytes follow the cells held');
 });
 
+test('a question with nothing of the repository in the prompt is answered with a notice saying so', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    fs.writeFileSync(path.join(tmp, 'a.ts'), 'export const a = 1;\n');
+    fs.writeFileSync(path.join(tmp, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    // an include that matches nothing: a.ts is ignored (never read), logo.png too
+    const r = reposnap('ask', '--repo', tmp, '--model', checkTinyModel(), '--no-cache', '--context-size', '512', '--max-tokens', '2', '--include', 'src/', 'q');
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(
+      r.stderr.includes(`reposnap: nothing of the repository is in the prompt (0 left out, 2 ignored; --show-context or 'reposnap pack --list' says why): the answer cannot come from it\n`),
+      r.stderr,
+    );
+    // a file in the prompt: no notice
+    const ok = reposnap('ask', '--repo', tmp, '--model', checkTinyModel(), '--no-cache', '--context-size', '512', '--max-tokens', '2', 'q');
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.ok(!ok.stderr.includes('nothing of the repository'), ok.stderr);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
 test('bad input: one-line errors and non-zero exits, no stack traces', () => {
   const model = checkTinyModel();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
