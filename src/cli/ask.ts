@@ -12,7 +12,9 @@ import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
+import { escapeControls } from './terminal-text';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
+import { abortOnSigint } from './interrupt';
 import { intOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
@@ -58,7 +60,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           ranked: a file tree, files in full by PageRank, then a repository map of the rest
   --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
                           retrieved chunks of files not in full (default 0: none)
-  --thread <id>           the conversation this question belongs to (follow-ups reuse its turns)
+  --thread <id>           the conversation this question belongs to (follow-ups reuse its turns; needs the cache)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
                           for the new question (default); continue: append to the thread's compressed cache
   --cache-dir <dir>       cache folder (default: $REPOSNAP_CACHE_DIR or ~/.cache/reposnap, one subfolder per repository)
@@ -147,6 +149,8 @@ export async function runAsk(args: string[]): Promise<number> {
   const followUp = o['follow-up'] ?? 'resnap';
   if (followUp !== 'resnap' && followUp !== 'continue') throw new UsageError(`--follow-up must be resnap or continue`);
   if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) throw new UsageError('--thread must be 1-64 letters, digits, - or _');
+  // a thread's turns live in the cache: without it a follow-up would silently start a new thread
+  if (o.thread !== undefined && o['no-cache']) throw new UsageError('--thread needs the cache, where its turns are kept: drop --no-cache (or --thread for a one-off question)');
 
   const quiet = o.quiet || !process.stderr.isTTY;
   const progress = (line: string) => {
@@ -160,8 +164,7 @@ export async function runAsk(args: string[]): Promise<number> {
   });
 
   const controller = new AbortController();
-  const onSigint = () => controller.abort();
-  process.once('SIGINT', onSigint);
+  const stopListening = abortOnSigint(controller);
 
   const store = o['no-cache']
     ? undefined
@@ -219,7 +222,13 @@ export async function runAsk(args: string[]): Promise<number> {
           case 'packed':
             progress('');
             if (!quiet) process.stderr.write(`packed ${e.pack.files.length} files (${e.pack.skipped.length} skipped), ${e.promptTokens} prompt tokens\n`);
-            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${n.message}\n`);
+            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${escapeControls(n.message)}\n`);
+            if (e.pack.sections.length === 0) {
+              // an --include that matches nothing, a repository of binaries: say so rather than let the answer look informed
+              process.stderr.write(
+                `reposnap: nothing of the repository is in the prompt (${e.pack.skipped.length} left out, ${e.pack.ignoredCount} ignored; --show-context or 'reposnap pack --list' says why): the answer cannot come from it\n`,
+              );
+            }
             break;
           case 'prefill':
             progress(`prefill: ${Math.round((100 * e.done) / e.total)}% (${e.done}/${e.total} tokens, ${Math.round(e.tokensPerSecond)} tok/s)`);
@@ -237,7 +246,7 @@ export async function runAsk(args: string[]): Promise<number> {
       },
     );
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    stopListening();
     await store?.flush();
     model.dispose();
   }

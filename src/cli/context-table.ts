@@ -3,6 +3,7 @@
  * the summary line, the files in the prompt sorted by kept share (highest first) with their
  * tokens, then the files left out and why.
  */
+import { escapeControls, quotePath } from './terminal-text';
 import { byKeptShare, leftOutText, percent, sectionName, STATUS_LABELS, summaryText, type ContextReport } from '../pipeline/context-report';
 
 /** Width of the kept-share bar [characters]. */
@@ -26,12 +27,14 @@ const BAR_CHARS = 10;
  * sections. A share that is not known (a continued thread) reads `?`. Past the report's listing
  * limit (`summary.leftOutUnlisted`), the left-out count includes the unlisted files and a last
  * left-out line counts them by reason; `ignored` entries are counted in a last line, pointing to
- * `reposnap pack --list`.
+ * `reposnap pack --list`. Paths and details come from the repository: a path with whitespace, a
+ * quote or a control character is quoted (`quotePath`), control characters in a detail (a
+ * symlink's target) are escaped (`escapeControls`), so that no file name drives the terminal.
  */
 export function formatContextTable(report: ContextReport): string {
   const lines = [`context: ${summaryText(report.summary)}`];
   const rows = [
-    ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? f.path : `${f.path} (${STATUS_LABELS[f.status]})`, tokens: f.tokens, keptShare: f.keptShare })),
+    ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? quotePath(f.path) : `${quotePath(f.path)} (${STATUS_LABELS[f.status]})`, tokens: f.tokens, keptShare: f.keptShare })),
     ...(report.sections ?? []).map((s) => ({ name: `(${sectionName(s.kind)})`, tokens: s.tokens, keptShare: s.keptShare })),
   ];
   if (rows.length > 0) {
@@ -48,7 +51,7 @@ export function formatContextTable(report: ContextReport): string {
   const leftCount = left.length + unlisted;
   if (leftCount > 0) {
     lines.push(`left out: ${leftCount.toLocaleString('en-US')} file${leftCount === 1 ? '' : 's'}`);
-    for (const f of left) lines.push(`  ${f.path}: ${leftOutText(f)}`);
+    for (const f of left) lines.push(`  ${quotePath(f.path)}: ${escapeControls(leftOutText(f))}`);
     if (unlisted > 0) {
       const reasons = Object.entries(report.summary.leftOutReasons ?? {})
         .map(([reason, n]) => `${reason} ${n.toLocaleString('en-US')}`)

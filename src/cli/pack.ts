@@ -8,6 +8,8 @@ import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/
 import { packRepository, type PackOrder, type PackResult } from '../context/pack';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
 import { loadModel } from '../engine/model';
+import { escapeControls, quotePath } from './terminal-text';
+import { abortOnSigint } from './interrupt';
 import { intOption, parseCommand, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap pack [--repo <dir>] [options]
@@ -101,8 +103,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     if (!o.quiet && io.isTTY) io.stderr(`\r\x1b[2K${line}`);
   };
   const controller = new AbortController();
-  const onSigint = (): void => controller.abort();
-  process.once('SIGINT', onSigint);
+  const stopListening = abortOnSigint(controller);
   let result: PackResult;
   let tokenizer: string;
   let dispose = (): void => undefined;
@@ -129,7 +130,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     });
   } finally {
     progress('');
-    process.removeListener('SIGINT', onSigint);
+    stopListening();
     dispose();
   }
 
@@ -160,7 +161,7 @@ function formatList(entries: ManifestEntry[]): string {
   const lines = [`${'tokens'.padStart(8)}  ${'status'.padEnd(statusWidth)}  path`];
   for (const e of entries) {
     const tokens = e.tokens === undefined ? '-' : String(e.tokens);
-    const detail = e.detail === undefined ? '' : `  (${e.detail})`;
+    const detail = e.detail === undefined ? '' : `  (${escapeControls(e.detail)})`;
     lines.push(`${tokens.padStart(8)}  ${e.status.padEnd(statusWidth)}  ${quotePath(e.path)}${detail}`);
   }
   return lines.join('\n') + '\n\n';
@@ -182,11 +183,6 @@ function formatTotals(result: PackResult, totals: ReturnType<typeof manifestTota
     `budget      ${budget}`,
     `included    ${totals.files} files, ${totals.bytes} bytes, ${totals.tokens} tokens`,
     `left out    ${byReason === '' ? 'nothing' : byReason}`,
-    ...result.notices.map((n) => `notice      ${n.message}`),
+    ...result.notices.map((n) => `notice      ${escapeControls(n.message)}`),
   ].join('\n') + '\n';
-}
-
-/** A path as-is, or JSON-quoted when it has whitespace, quotes or control characters. */
-function quotePath(p: string): string {
-  return /[\s"\u0000-\u001f\u007f]/.test(p) ? JSON.stringify(p) : p;
 }

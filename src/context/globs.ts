@@ -82,7 +82,8 @@ export const DEFAULT_EXCLUDES: readonly string[] = Object.freeze([
  * package registries, clouds, git, Docker and Kubernetes, and infrastructure state. Their entries
  * are `'excluded'` with the detail `secret exclude 'pattern'`, and they are never read.
  *
- * gitignore syntax, like `DEFAULT_EXCLUDES`. A caller's `exclude` negation brings one back
+ * gitignore syntax, like `DEFAULT_EXCLUDES`, matched in any letter case (`anyCasePattern`: `.ENV`
+ * and `Credentials.json` too); no bracket expressions or escapes. A caller's `exclude` negation brings one back
  * (`'!.env.example'`, `'!*.pem'`; for a file inside an excluded directory re-include the
  * directory: `'!.ssh/'`). Files whose *content* holds a secret are caught separately, whatever
  * their name (`'secret'`, see `secrets.ts`).
@@ -149,7 +150,8 @@ export interface ExcludeRuleOptions {
 }
 
 /**
- * Compiles `SECRET_EXCLUDES` (unless `secrets: false`), then `DEFAULT_EXCLUDES` (unless
+ * Compiles `SECRET_EXCLUDES` (unless `secrets: false`; in any letter case, `anyCasePattern`,
+ * whatever `ignoreCase` says), then `DEFAULT_EXCLUDES` (unless
  * `defaults: false`), then the caller's `exclude` patterns into one matcher, gitignore
  * semantics, last matching rule wins (so a caller's `!pattern` overrides a default or secret
  * exclude). Each rule's mark is `secret exclude 'p'`, `default exclude 'p'` or `exclude 'p'`.
@@ -167,10 +169,24 @@ export function createExcludeMatcher(exclude: readonly string[] | undefined, opt
       rules.push({ pattern, mark: `${source} '${pattern}'` });
     }
   };
-  if (options.secrets ?? true) push(SECRET_EXCLUDES, 'secret exclude');
+  if (options.secrets ?? true) {
+    // case-insensitive whatever `ignoreCase` says: `.ENV`, `Credentials.json`, `server.PEM` hold
+    // credentials as surely as their lower-case names (and are the same files on macOS and Windows)
+    for (const pattern of SECRET_EXCLUDES) rules.push({ pattern: anyCasePattern(pattern), mark: `secret exclude '${pattern}'` });
+  }
   if (options.defaults ?? true) push(DEFAULT_EXCLUDES, 'default exclude');
   push(exclude ?? [], 'exclude');
   return rules.length === 0 ? undefined : ignore({ ignorecase: options.ignoreCase ?? false }).add(rules);
+}
+
+/**
+ * `pattern` matching in any letter case: each ASCII letter becomes a bracket expression of its two
+ * cases (`.env` → `.[eE][nN][vV]`); every other character is kept. For patterns without bracket
+ * expressions or escapes, as `SECRET_EXCLUDES` are (inside one, a letter would be rewritten
+ * wrongly). Pure.
+ */
+export function anyCasePattern(pattern: string): string {
+  return pattern.replace(/[a-z]/giu, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`);
 }
 
 /** Says whether a path (relative to the root, `/`-separated) is matched by the include patterns. */

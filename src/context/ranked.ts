@@ -4,7 +4,7 @@ import { createYielder, type ContextFs } from './fsapi';
 import { fitSection, type FittedSection } from './budget';
 import { TagsCache } from './map/cache';
 import { grammarForPath } from './map/languages';
-import { formatMapBlock, formatRepositoryMap, REPOSITORY_MAP_TITLE } from './map/repomap';
+import { formatMapBlock, formatRepositoryMap, mapBlockSource, REPOSITORY_MAP_TITLE } from './map/repomap';
 import type { FileTags } from './map/tags';
 import { compactTreeLines, fileTreeLines, formatFileTree } from './map/tree';
 import { rankFilesPaced } from './rank/rank';
@@ -135,7 +135,8 @@ const YIELD_EVERY_MS = 10;
  *    keep order) the same way, while the tree and the files stay within `shares.full`.
  * 5. Repository map of the other parsed files (their definitions with line numbers and
  *    signatures), by rank, within what is left of the budget; the blocks the fit chooses are
- *    secret-scanned, and one holding a secret is left out as `'secret'` and the map fitted again
+ *    secret-scanned (the whole source lines of their signatures, `mapBlockSource`, not the cut
+ *    signatures), and one holding a secret is left out as `'secret'` and the map fitted again
  *    (blocks never chosen are never scanned: at 20,000 files scanning every block took seconds).
  * 6. Spill: budget the map did not use goes to more files in full (by rank), and the map is
  *    fitted again without them.
@@ -329,9 +330,11 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
       for (const i of fitted.files) {
         if (blockScanned.has(i)) continue;
         blockScanned.add(i);
-        const secret = await raceAbort(findSecret(blockOf.get(i)!, texts[i]!.file.path), signal);
+        // the signatures' whole lines: a signature cut at SIGNATURE_MAX_CHARS can hide a secret's end
+        const source = mapBlockSource(texts[i]!.verdict.text, texts[i]!.tags!.definitions);
+        const secret = await raceAbort(findSecret(source.text, texts[i]!.file.path), signal);
         if (secret !== undefined) {
-          secretOf.set(i, secretDetail(secret));
+          secretOf.set(i, secretDetail({ ...secret, line: source.lines[secret.line - 1] ?? secret.line }));
           blockOf.delete(i);
           clean = false;
         }

@@ -110,6 +110,10 @@ export interface WalkResult {
  *    and an ignored directory is never entered, so, as in git, a negation cannot re-include
  *    a file whose parent directory is excluded. A `.gitignore` that is itself a symlink is
  *    not read (git ≥ 2.32 refuses it too). `core.excludesFile` and git config are not read.
+ *    When `root` is a folder inside a git repository (`--repo .` in a package of a monorepo),
+ *    the enclosing repository's rules apply too (`enclosingRules`: its `.git/info/exclude` and
+ *    the `.gitignore` files above `root`), below the root's own, with marks like
+ *    `../.gitignore:3:*.log`; unless `root` itself is ignored by them (asked for explicitly).
  * 3. `SECRET_EXCLUDES` (unless `secretExcludes: false`), `DEFAULT_EXCLUDES` (unless
  *    `defaultExcludes: false`), then `exclude` → `'excluded'`; the last matching rule wins.
  * 4. `include`, for everything but directories → `'excluded'` when not matched.
@@ -168,6 +172,7 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
   if (excludeText !== undefined) {
     rootMatcher = extendMatcher(rootMatcher, excludeText, '', '.git/info/exclude', ignoreCase);
   }
+  const outer = await enclosingRules(fs, absRoot, ignoreCase);
 
   // with a file system that never waits, still give timers and signal handlers a turn
   const maybeYield = createYielder(10);
@@ -225,7 +230,9 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       const isDirectory = kind === 'directory';
       // git treats a symlink like a file when matching patterns (a `dir/` rule does not match it).
       const testPath = isDirectory ? rel + '/' : rel;
-      const byGit = matcher.test(testPath);
+      let byGit = matcher.test(testPath);
+      // the root's own rules decide when they match (deeper files win); else the enclosing repository's
+      if (outer !== undefined && !byGit.ignored && !byGit.unignored) byGit = outer.matcher.test(`${outer.prefix}/${testPath}`);
       if (byGit.ignored) {
         found.push({ kind: 'ignored', entry: { path: rel, isDirectory, reason: 'ignored', detail: byGit.rule?.mark ?? byGit.rule?.pattern ?? '' } });
         continue;
@@ -403,6 +410,50 @@ async function describeSymlink(fs: ContextFs, absPath: string, dirRel: string, r
 }
 
 /** Reads an ignore file as UTF-8 (lossy), refusing symlinks and anything but regular files. */
+/** The ignore rules of the git repository that encloses a walk's root (see `enclosingRules`). */
+interface EnclosingRules {
+  /** The rules of its `.git/info/exclude` and of each `.gitignore` above the root, relative to its top. */
+  matcher: IgnoreMatcher;
+  /** The root's path relative to that top, `/`-separated (never empty). */
+  prefix: string;
+}
+
+/**
+ * The ignore rules that git applies to `absRoot`'s entries from above it, when `absRoot` lies
+ * inside a git repository without being its top: the nearest ancestor holding a `.git` entry (a
+ * folder, or a gitlink file of a worktree or submodule) is the top; its `.git/info/exclude` (a
+ * folder's only) and the `.gitignore` of the top and of every folder down to `absRoot`'s parent
+ * are compiled relative to the top (`extendMatcher`), each marked with its path relative to
+ * `absRoot` (`../.gitignore`). Returns `undefined` when `absRoot` holds `.git` itself, when no
+ * ancestor does, or when the rules ignore `absRoot` itself (someone who points at an ignored
+ * folder, a `dist/` or a dependency, asks for it). Unreadable rule files are passed over.
+ */
+async function enclosingRules(fs: ContextFs, absRoot: string, ignoreCase: boolean): Promise<EnclosingRules | undefined> {
+  const hasGit = (dir: string): Promise<boolean> => fs.lstat(path.join(dir, '.git')).then(() => true, () => false);
+  if (await hasGit(absRoot)) return undefined;
+  let top: string | undefined;
+  for (let dir = path.dirname(absRoot); ; dir = path.dirname(dir)) {
+    if (await hasGit(dir)) {
+      top = dir;
+      break;
+    }
+    if (path.dirname(dir) === dir) return undefined;
+  }
+  const prefix = path.relative(top, absRoot).split(path.sep).join('/');
+  const parts = prefix.split('/');
+  const up = (depth: number): string => Array.from({ length: parts.length - depth }, () => '..').join('/');
+  let matcher = createMatcher(ignoreCase);
+  const exclude = await readRuleFile(fs, path.join(top, '.git', 'info', 'exclude')).catch(() => undefined);
+  if (exclude !== undefined) matcher = extendMatcher(matcher, exclude, '', `${up(0)}/.git/info/exclude`, ignoreCase);
+  for (let depth = 0; depth < parts.length; depth++) {
+    const base = parts.slice(0, depth).join('/');
+    const text = await readRuleFile(fs, path.join(top, ...parts.slice(0, depth), '.gitignore')).catch(() => undefined);
+    if (text !== undefined) matcher = extendMatcher(matcher, text, base, `${up(depth)}/.gitignore`, ignoreCase);
+  }
+  if (matcher.test(`${prefix}/`).ignored) return undefined;
+  return { matcher, prefix };
+}
+
 async function readRuleFile(fs: ContextFs, absPath: string): Promise<string> {
   const flags = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
   const handle = await fs.open(absPath, flags);

@@ -129,9 +129,16 @@ export interface SessionStats extends NativeKvStats {
 
 /**
  * Creates a session on a loaded model (`llama_init_from_model`, unified KV cache, one sequence).
- * @throws EngineError when the context cannot be created (too large for memory, bad cache type).
+ * @throws EngineError when the context cannot be created (too large for memory, bad cache type),
+ *   and before llama.cpp is asked, naming the type, for a quantized KV cache type (q8_0, q4_0,
+ *   q4_1, q5_0, q5_1) with flash attention `'off'`: llama.cpp's quantized V cache needs flash
+ *   attention (`llama_init_from_model` refuses it with a log line only).
  */
 export function createSession(model: EngineModel, options: SessionOptions = {}): EngineSession {
+  const kvType = options.kvCacheType ?? 'f16';
+  if (options.flashAttention === 'off' && !['f32', 'f16', 'bf16'].includes(kvType)) {
+    throw new EngineError(`the quantized KV cache type ${kvType} needs flash attention, which is off: turn flash attention on (or auto), or use an f16, bf16 or f32 KV cache`);
+  }
   const addon = loadAddon();
   const threads = defaultThreads();
   const batchSize = options.batchSize ?? 512;

@@ -43,7 +43,8 @@ function countOf(x: unknown): number | undefined {
 /**
  * Reads and checks a model's GGUF header.
  * @throws ModelLoadError when the header cannot be read, is cut short (a truncated download: the
- *   reader would see zeros past the end), or holds values llama.cpp's loader would
+ *   reader would see zeros past the end), the file ends before its last tensor starts (a download
+ *   cut inside the tensor data; a cut inside the last tensor is left to llama.cpp), or holds values llama.cpp's loader would
  *   assert on (no architecture, 0 or more than 512 layers, layer tensors that disagree with
  *   `block_count`, no heads, KV heads that do not divide the query heads, no embedding).
  */
@@ -58,6 +59,18 @@ export async function readModelMetadata(file: string): Promise<ModelMetadata> {
   const size = fs.statSync(file).size;
   if (info.infoEndOffset !== undefined && size < info.infoEndOffset) {
     throw new ModelLoadError(`'${file}' is truncated: its GGUF header alone takes ${info.infoEndOffset} bytes but the file has ${size} (an interrupted download? fetch it again)`);
+  }
+  // a download cut inside the tensor data: llama.cpp would refuse it with its own log lines and a
+  // load error that cannot say why; the last tensor of this file (split parts are files of their
+  // own) must at least start before its end
+  let last: { name: string; start: bigint } | undefined;
+  for (const t of info.tensorInfo ?? []) {
+    if ((t.filePart ?? 1) !== 1) continue;
+    const start = BigInt(t.fileOffset);
+    if (last === undefined || start > last.start) last = { name: t.name, start };
+  }
+  if (last !== undefined && last.start >= BigInt(size)) {
+    throw new ModelLoadError(`'${file}' is truncated: its tensor '${last.name}' starts at byte ${last.start} but the file has ${size} bytes (an interrupted download? fetch it again)`);
   }
   const md = info.metadata as unknown as Record<string, unknown> & { general?: { architecture?: unknown } };
   const arch = md.general?.architecture;

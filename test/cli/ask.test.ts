@@ -67,6 +67,27 @@ test('ask --allocation adakv: same total budget, the sequence holds the largest 
   assert.equal(kvAfter! / kvBefore!, C / L, 'KV bytes follow the cells held');
 });
 
+test('a question with nothing of the repository in the prompt is answered with a notice saying so', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    fs.writeFileSync(path.join(tmp, 'a.ts'), 'export const a = 1;\n');
+    fs.writeFileSync(path.join(tmp, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    // an include that matches nothing: a.ts is ignored (never read), logo.png too
+    const r = reposnap('ask', '--repo', tmp, '--model', checkTinyModel(), '--no-cache', '--context-size', '512', '--max-tokens', '2', '--include', 'src/', 'q');
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(
+      r.stderr.includes(`reposnap: nothing of the repository is in the prompt (0 left out, 2 ignored; --show-context or 'reposnap pack --list' says why): the answer cannot come from it\n`),
+      r.stderr,
+    );
+    // a file in the prompt: no notice
+    const ok = reposnap('ask', '--repo', tmp, '--model', checkTinyModel(), '--no-cache', '--context-size', '512', '--max-tokens', '2', 'q');
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.ok(!ok.stderr.includes('nothing of the repository'), ok.stderr);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
 test('bad input: one-line errors and non-zero exits, no stack traces', () => {
   const model = checkTinyModel();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
@@ -75,15 +96,21 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
     fs.writeFileSync(notModel, 'hello, I am text');
     const truncated = path.join(tmp, 'truncated.gguf');
     fs.writeFileSync(truncated, fs.readFileSync(model).subarray(0, 4096));
+    // cut inside the tensor data: the whole header, then half of the file
+    const cutData = path.join(tmp, 'cut-data.gguf');
+    const whole = fs.readFileSync(model);
+    fs.writeFileSync(cutData, whole.subarray(0, whole.length >> 1));
     const cases: [string[], number, RegExp][] = [
       [['ask', '--repo', path.join(tmp, 'missing'), '--model', model, 'q'], 2, /repository .* does not exist/],
       [['ask', '--repo', tmp, '--model', path.join(tmp, 'missing.gguf'), 'q'], 2, /model file .* does not exist/],
       [['ask', '--repo', tmp, '--model', notModel, 'q'], 1, /not a GGUF model file/],
       [['ask', '--repo', tmp, '--model', truncated, 'q'], 1, /is truncated: its GGUF header alone takes \d+ bytes but the file has 4096/],
+      [['ask', '--repo', tmp, '--model', cutData, 'q'], 1, /^reposnap: error: '.*cut-data\.gguf' is truncated: its tensor '[^']+' starts at byte \d+ but the file has \d+ bytes/],
       [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 256 tokens are kept free/],
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
       [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
+      [['ask', '--repo', tmp, '--model', model, '--no-cache', '--thread', 't1', 'q'], 2, /--thread needs the cache, where its turns are kept: drop --no-cache/],
       [['frobnicate'], 2, /unknown command/],
       // every command's flags go through one strict parser (src/cli/usage.ts parseCommand)
       [['ask', '--repo', tmp, '--model', model, '--frob', 'q'], 2, /Unknown option '--frob'/],

@@ -133,6 +133,25 @@ test('the table of a hand-built ranked report: files by kept share, then the fil
   );
 });
 
+test('the table quotes a path with whitespace or a control character and escapes control characters in a detail', () => {
+  const report: ContextReport = {
+    summary: { packedFiles: 2, totalFiles: 3, ignored: 0, fileTokens: 20, promptTokens: 40, attention: 'full', keptPerHead: 40, keptRatio: 1 },
+    files: [
+      { path: 'new\nline.ts', status: 'full', tokens: 10, keptShare: 1 },
+      { path: 'title\u001b]0;owned\u0007 \u202e.ts', status: 'full', tokens: 10, keptShare: 1 },
+      { path: 'clear', status: 'left-out', tokens: 0, keptShare: null, reason: 'symlink', detail: 'dangling (-> /tmp/\u001b[2J\u009b31m); not followed' },
+    ],
+    sections: [],
+  };
+  const lines = formatContextTable(report).split('\n');
+  assert.deepEqual(lines.slice(2), [
+    '  ██████████  100 %      10  "new\\nline.ts"',
+    '  ██████████  100 %      10  "title\\u001b]0;owned\\u0007 \\u202e.ts"',
+    'left out: 1 file',
+    '  clear: symbolic link (never followed) — dangling (-> /tmp/\\u001b[2J\\u009b31m); not followed',
+  ]);
+});
+
 test('the table counts left-out files past the report\'s listing limit, by reason', () => {
   const report: ContextReport = {
     summary: {

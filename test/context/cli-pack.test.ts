@@ -63,6 +63,27 @@ test('pack --list prints every path with its tokens or reason, then the totals (
   );
 });
 
+test('pack --list writes no terminal control character a hostile repository put in a file name or a symlink target', async (t) => {
+  // ESC ] 0 ; … BEL sets the window title; ESC [ 2 J clears the screen; U+009B is a one-character
+  // CSI; U+202E shows what follows reversed
+  const root = await makeRepo(t, {
+    'title\u001b]0;owned\u0007.ts': 'export const a = 1;\n',
+    'csi\u009b31m.ts': 'x\n',
+    'txt.\u202ets': 'y\n',
+    'clear': { symlink: '/tmp/\u001b[2J\u001b[Hgone' },
+  });
+  const { code, stdout } = await run(['--repo', root, '--list', '--order', 'path']);
+  assert.equal(code, 0);
+  assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u.test(stdout), JSON.stringify(stdout));
+  // the tokens column is the packer's business here: compare status, path and detail
+  assert.deepEqual(stdout.split('\n').slice(1, 5).map((l) => l.slice(10)).sort(), [
+    'included  "csi\\u009b31m.ts"',
+    'included  "title\\u001b]0;owned\\u0007.ts"',
+    'included  "txt.\\u202ets"',
+    'symlink   clear  (dangling (-> /tmp/\\u001b[2J\\u001b[Hgone); not followed)',
+  ]);
+});
+
 test('pack --json prints one object; --model counts tokens with the model', async (t) => {
   const root = await makeRepo(t, TREE);
   const approx = JSON.parse((await run(['--repo', root, '--json', '--no-default-excludes', '--order', 'path'])).stdout);

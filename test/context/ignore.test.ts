@@ -119,6 +119,44 @@ test('.git is never entered; .git/info/exclude is honoured; gitlink files are sk
   assert.equal(detailOf(result, 'secret.txt'), '.git/info/exclude:1:secret.txt');
 });
 
+test('a root inside a git repository gets the enclosing repository\'s rules too, below its own; not when the root itself is ignored', async (t) => {
+  const top = await makeRepo(t, {
+    '.git/HEAD': 'ref: refs/heads/main\n',
+    '.git/info/exclude': 'scratch.txt\n',
+    '.gitignore': '*.log\nnotes.md\n/pkg/api/local.json\ngenerated/\n',
+    'pkg/.gitignore': 'tmp/\n',
+    'pkg/api/index.ts': 'export const api = 1;\n',
+    'pkg/api/trace.log': 'x',
+    'pkg/api/notes.md': 'x',
+    'pkg/api/local.json': '{}\n',
+    'pkg/api/scratch.txt': 'x',
+    'pkg/api/tmp/cache.txt': 'x',
+    'pkg/api/.gitignore': '!notes.md\n',
+    'pkg/api/sub/deep.log': 'x',
+    'generated/out.ts': 'export const out = 1;\n',
+  });
+  const result = await pack(`${top}/pkg/api`, { defaultExcludes: false });
+  assert.deepEqual(manifest(result), {
+    files: ['.gitignore', 'index.ts', 'notes.md'],
+    skipped: [],
+    ignored: [
+      ['local.json', 'ignored'],
+      ['scratch.txt', 'ignored'],
+      ['sub/deep.log', 'ignored'],
+      ['tmp/', 'ignored'],
+      ['trace.log', 'ignored'],
+    ],
+  });
+  // each rule named as `git check-ignore -v` would, from the root the pack was asked for
+  assert.equal(detailOf(result, 'trace.log'), '../../.gitignore:1:*.log');
+  assert.equal(detailOf(result, 'sub/deep.log'), '../../.gitignore:1:*.log');
+  assert.equal(detailOf(result, 'local.json'), '../../.gitignore:3:/pkg/api/local.json');
+  assert.equal(detailOf(result, 'scratch.txt'), '../../.git/info/exclude:1:scratch.txt');
+  assert.equal(detailOf(result, 'tmp'), '../.gitignore:1:tmp/');
+  // a folder the enclosing rules ignore, asked for explicitly, is packed
+  assert.deepEqual(manifest(await pack(`${top}/generated`, { defaultExcludes: false })).files, ['out.ts']);
+});
+
 test('an ignored symlink is listed as ignored; a `dir/` pattern does not match a symlink', { skip: process.platform === 'win32' }, async (t) => {
   const root = await makeRepo(t, {
     '.gitignore': 'link-a\nlink-b/\n',

@@ -10,7 +10,7 @@ import { fitSection } from '../../src/context/budget';
 import { TagsCache } from '../../src/context/map/cache';
 import { createTagsParser, type TagsParser } from '../../src/context/map/tags';
 import { fileTreeLines, formatFileTree } from '../../src/context/map/tree';
-import { formatMapBlock } from '../../src/context/map/repomap';
+import { formatMapBlock, mapBlockSource } from '../../src/context/map/repomap';
 import { packRepository, type PackOptions } from '../../src/context/pack';
 import { fakeSecrets } from './fake-secrets';
 import { makeRepo, quarterChars } from './fixtures';
@@ -170,6 +170,32 @@ test('a secret on a definition line keeps the file out of the map, reported as a
   assert.ok(!prompt.includes(forge.secret));
   assert.equal(r.skipped.find((s) => s.path === 'src/forge.ts')?.reason, 'secret');
   assert.ok(!r.mapped.some((m) => m.path === 'src/forge.ts'));
+});
+
+test('a secret past the cut of a long signature keeps the file out of the map: the scan reads the whole line, not the cut signature', async (t) => {
+  const token = fakeSecrets().find((s) => s.kind === 'GitHub token')!.secret;
+  // the definition's line is 230 characters; the token (40) starts at column 185, so the signature
+  // cut at 199 characters (and '…') keeps its first 15, too few for the GitHub rule to see a token
+  const lead = `export function makeClient(options = { baseUrl: 'https://api.example.com', retries: 3, timeoutMs: 10000, userAgent: 'my-app/1.0 (+https://example.com)', flags: ['a', 'b', 'c'], auth: '`;
+  const line = `${lead}${token}' }) {`;
+  assert.equal(lead.length + 1, 185);
+  assert.ok(line.length > 200);
+  const client = `// the client\n${line}\n  return options;\n}\n${'// filler\n'.repeat(200)}`;
+  const root = await makeRepo(t, { ...repo(), 'src/client.ts': client, 'src/use.ts': "import { makeClient } from './client';\nexport const c = makeClient();\n" });
+  const r = await ranked(root);
+  const prompt = r.sections.map((s) => s.text).join('');
+  assert.ok(!prompt.includes(token.slice(0, 8)), 'not even the first 8 characters of the token reach the prompt');
+  assert.ok(!r.mapped.some((m) => m.path === 'src/client.ts'));
+  assert.ok(!r.files.some((f) => f.path === 'src/client.ts'));
+  assert.deepEqual(r.skipped.find((s) => s.path === 'src/client.ts'), { path: 'src/client.ts', reason: 'secret', detail: 'github secret at line 2, column 185 (secretlint rules)' });
+});
+
+test('a map block\'s scanned source is the whole lines of its definitions, each once, with their file line numbers', () => {
+  const text = 'a\n  export function f() { return "' + 'x'.repeat(300) + '"; }\nb\nclass C { m() {} }\n';
+  const def = (line: number, name: string) => ({ kind: 'function' as const, name, line, endLine: line, signature: 'cut' });
+  const source = mapBlockSource(text, [def(2, 'f'), def(4, 'C'), def(4, 'm')]);
+  assert.deepEqual(source.lines, [2, 4]);
+  assert.equal(source.text, '  export function f() { return "' + 'x'.repeat(300) + '"; }\nclass C { m() {} }');
 });
 
 test('a small file with a secret that would fit in full is left out as a secret', async (t) => {

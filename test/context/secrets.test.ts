@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { SECRET_EXCLUDES } from '../../src/context/globs';
+import { anyCasePattern, SECRET_EXCLUDES } from '../../src/context/globs';
 import { findSecret } from '../../src/context/secrets';
 import { fakeSecrets, randomChars } from './fake-secrets';
 import { detailOf, makeRepo, manifest, pack } from './fixtures';
@@ -54,6 +54,35 @@ test('credential files are excluded by name, whatever defaultExcludes says, and 
     assert.deepEqual(result.ignored, expected);
   }
   assert.ok(Object.isFrozen(SECRET_EXCLUDES));
+});
+
+test('credential file names match in any letter case, also without ignoreCase: .ENV, Credentials.json, server.PEM; the caller\'s negation still brings one back', async (t) => {
+  const root = await makeRepo(t, {
+    '.ENV': 'DB_PASSWORD=value\n',
+    'prod.Env': 'value\n',
+    'Credentials.json': '{}\n',
+    'certs/server.PEM': 'value\n',
+    '.NETRC': 'value\n',
+    'SSH/.SSH/id_ed25519': 'value\n',
+    'src/env.ts': 'export const env = 1;\n',
+  });
+  const result = await pack(root);
+  assert.deepEqual(manifest(result).files, ['src/env.ts']);
+  assert.deepEqual(
+    result.ignored.map((e) => [e.path, e.detail]),
+    [
+      ['.ENV', "secret exclude '.env'"],
+      ['.NETRC', "secret exclude '.netrc'"],
+      ['Credentials.json', "secret exclude 'credentials.json'"],
+      ['SSH/.SSH', "secret exclude '.ssh/'"],
+      ['certs/server.PEM', "secret exclude '*.pem'"],
+      ['prod.Env', "secret exclude '*.env'"],
+    ],
+  );
+  const back = await pack(root, { exclude: ['!.ENV'] });
+  assert.deepEqual(manifest(back).files, ['.ENV', 'src/env.ts']);
+  assert.equal(anyCasePattern('**/.aws/credentials'), '**/.[aA][wW][sS]/[cC][rR][eE][dD][eE][nN][tT][iI][aA][lL][sS]');
+  assert.equal(anyCasePattern('client_secret*.json'), '[cC][lL][iI][eE][nN][tT]_[sS][eE][cC][rR][eE][tT]*.[jJ][sS][oO][nN]');
 });
 
 test('a secret in the content skips the file as "secret", whatever its name, with the rule and line but not the value', async (t) => {

@@ -52,6 +52,17 @@ test('the synthetic model has the requested shape and matches the float64 refere
   }
 });
 
+test('a quantized KV cache with flash attention off is refused before llama.cpp, naming the type; f16 with it off is created', () => {
+  for (const kvCacheType of ['q8_0', 'q4_0', 'q5_1'] as const) {
+    assert.throws(
+      () => createSession(model, { contextSize: 256, kvCacheType, flashAttention: 'off' }),
+      (e: Error) => e.name === 'EngineError' && e.message.startsWith(`the quantized KV cache type ${kvCacheType} needs flash attention, which is off`),
+    );
+  }
+  const s = createSession(model, { contextSize: 256, kvCacheType: 'f16', flashAttention: 'off' });
+  s.dispose();
+});
+
 test('keep-all compaction of a q8_0 K/V cache is bit-identical (flash attention on)', async () => {
   const next = [5, 17, 42, 99, 7];
   const run = async (snap: boolean) => {
