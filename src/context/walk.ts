@@ -409,7 +409,6 @@ async function describeSymlink(fs: ContextFs, absPath: string, dirRel: string, r
   return `points inside the repository to '${relPosix}' (${arrow}); not followed`;
 }
 
-/** Reads an ignore file as UTF-8 (lossy), refusing symlinks and anything but regular files. */
 /** The ignore rules of the git repository that encloses a walk's root (see `enclosingRules`). */
 interface EnclosingRules {
   /** The rules of its `.git/info/exclude` and of each `.gitignore` above the root, relative to its top. */
@@ -454,6 +453,7 @@ async function enclosingRules(fs: ContextFs, absRoot: string, ignoreCase: boolea
   return { matcher, prefix };
 }
 
+/** Reads an ignore file as UTF-8 (lossy), refusing symlinks and anything but regular files. */
 async function readRuleFile(fs: ContextFs, absPath: string): Promise<string> {
   const flags = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0);
   const handle = await fs.open(absPath, flags);
