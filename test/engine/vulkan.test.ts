@@ -1,8 +1,9 @@
 /**
  * A compacted cache compacted again, with flash attention on (issue 18: on the Vulkan engine with
  * lavapipe the second compaction corrupted the heap in 3-5 of 5 runs: a use after free of a stale
- * descriptor binding in ggml-vulkan, fixed by native/patches/0009). Runs on any engine; the Vulkan lane (.ci/vulkan.sh) runs it with REPOSNAP_ADDON=reposnap-vulkan.node and every layer
- * offloaded (REPOSNAP_GPU_LAYERS). Each round: prefill L = 512 random tokens of a 2-layer synthetic
+ * descriptor binding in ggml-vulkan, fixed by native/patches/0009). Runs on any engine; the Vulkan
+ * lane (.ci/vulkan.sh) runs it with REPOSNAP_ADDON=reposnap-vulkan.node and every layer offloaded
+ * (REPOSNAP_GPU_LAYERS). Each round: prefill L = 512 random tokens of a 2-layer synthetic
  * llama (4 query / 2 KV heads, f16 weights and cache), snap to B = 256, then to B = 64. Each
  * snap's kept positions are checked against the engine's own pooled scores recomputed here: per
  * (layer, KV head), ascending, the window's w positions, and a top-(B - w) of the prefix scores;
