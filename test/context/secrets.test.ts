@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { anyCasePattern, SECRET_EXCLUDES } from '../../src/context/globs';
+import { anyCasePattern, SECRET_BACKUP_SUFFIXES, SECRET_EXCLUDES } from '../../src/context/globs';
 import { findSecret } from '../../src/context/secrets';
 import { fakeSecrets, randomChars } from './fake-secrets';
 import { detailOf, makeRepo, manifest, pack } from './fixtures';
@@ -83,6 +83,35 @@ test('credential file names match in any letter case, also without ignoreCase: .
   assert.deepEqual(manifest(back).files, ['.ENV', 'src/env.ts']);
   assert.equal(anyCasePattern('**/.aws/credentials'), '**/.[aA][wW][sS]/[cC][rR][eE][dD][eE][nN][tT][iI][aA][lL][sS]');
   assert.equal(anyCasePattern('client_secret*.json'), '[cC][lL][iI][eE][nN][tT]_[sS][eE][cC][rR][eE][tT]*.[jJ][sS][oO][nN]');
+});
+
+test('backups of credential files are excluded like them (.env~, config.env.bak, server.PEM.orig, id_rsa.old, vim swap); backups of other files stay', async (t) => {
+  const root = await makeRepo(t, {
+    '.env~': 'DB_PASSWORD=value\n',
+    'config.env.bak': 'DB_PASSWORD=value\n',
+    'certs/server.PEM.orig': 'value\n',
+    'id_rsa.old': 'value\n',
+    'certs/.server.pem.swp': 'value\n',
+    'credentials.json~': '{}\n',
+    'README.md~': '# old readme\n',
+    'src/app.ts.bak': 'export const app = 0;\n',
+    'src/app.ts': 'export const app = 1;\n',
+  });
+  const result = await pack(root);
+  assert.deepEqual(manifest(result).files, ['README.md~', 'src/app.ts', 'src/app.ts.bak']);
+  assert.deepEqual(
+    result.ignored.map((e) => [e.path, e.detail]),
+    [
+      ['.env~', "secret exclude '.env~'"],
+      ['certs/.server.pem.swp', "secret exclude '*.pem.swp'"],
+      ['certs/server.PEM.orig', "secret exclude '*.pem.orig'"],
+      ['config.env.bak', "secret exclude '*.env.bak'"],
+      ['credentials.json~', "secret exclude 'credentials.json~'"],
+      ['id_rsa.old', "secret exclude 'id_rsa.old'"],
+    ],
+  );
+  assert.deepEqual(SECRET_BACKUP_SUFFIXES, ['~', '.bak', '.orig', '.old', '.swp']);
+  assert.ok(Object.isFrozen(SECRET_BACKUP_SUFFIXES));
 });
 
 test('a secret in the content skips the file as "secret", whatever its name, with the rule and line but not the value', async (t) => {
