@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadModel } from '../engine/model';
-import type { KvCacheType } from '../engine/native';
+import { KV_CACHE_TYPES, type KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask';
@@ -137,9 +137,8 @@ export async function runAsk(args: string[]): Promise<number> {
   const snap = snapOptions(o);
   const fa = o['flash-attention'] ?? 'auto';
   if (fa !== 'on' && fa !== 'off' && fa !== 'auto') throw new UsageError(`--flash-attention must be on, off or auto`);
-  const kvTypes = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
   const kvType = o['kv-type'] ?? 'f16';
-  if (!kvTypes.includes(kvType)) throw new UsageError(`--kv-type must be one of ${kvTypes.join(', ')}`);
+  if (!(KV_CACHE_TYPES as readonly string[]).includes(kvType)) throw new UsageError(`--kv-type must be one of ${KV_CACHE_TYPES.join(', ')}`);
 
   const packing = o.packing ?? 'smallest-first';
   if (packing !== 'smallest-first' && packing !== 'ranked') throw new UsageError(`--packing must be smallest-first or ranked (got '${packing}')`);

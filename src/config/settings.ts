@@ -6,7 +6,7 @@
  * (test/extension/settings.test.ts checks that they agree).
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
-import type { BudgetAllocation, KvCacheType } from '../engine/native';
+import { KV_CACHE_TYPES, type BudgetAllocation, type KvCacheType } from '../engine/native';
 import { parseRpcServers } from '../engine/rpc';
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapPooling, type SnapPrior, type SnapScorer } from './snap-options';
 
@@ -132,8 +132,6 @@ export interface SettingsReading {
   problems: string[];
 }
 
-const KV_TYPES: readonly KvCacheType[] = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'];
-
 /**
  * Reads every `reposnap.*` setting from `source`, checks type and range, and falls back to the
  * default (with a line in `problems`) for a missing or invalid value. The SnapKV keys' ranges and
@@ -243,7 +241,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     contextSize: int('contextSize', 0),
     maxTokens: int('maxTokens', 1),
     flashAttention: oneOf('flashAttention', ['auto', 'on', 'off']),
-    KVCacheType: oneOf<KvCacheType>('KVCacheType', KV_TYPES),
+    KVCacheType: oneOf<KvCacheType>('KVCacheType', KV_CACHE_TYPES),
     followUpMode: oneOf<FollowUpMode>('followUpMode', ['resnap', 'continue']),
     include: globs('include'),
     exclude: globs('exclude'),

@@ -57,7 +57,19 @@ export interface NativeSessionOptions {
 }
 
 /** KV cache element types (ggml type names). Quantized V needs flash attention. */
-export type KvCacheType = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1';
+export type KvCacheType = (typeof KV_CACHE_TYPES)[number];
+
+/**
+ * Every KV cache type the engine accepts, by ggml's type names: the float types first, then the
+ * block-quantized ones, whose V cache llama.cpp allows only with flash attention
+ * (`llama_init_from_model` refuses it otherwise).
+ */
+export const KV_CACHE_TYPES = Object.freeze(['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1'] as const);
+
+/** Whether a KV cache type is block-quantized (not f32, f16 or bf16). Pure. */
+export function isQuantizedKvType(type: KvCacheType): boolean {
+  return type !== 'f32' && type !== 'f16' && type !== 'bf16';
+}
 
 /** Budget allocations: TypeScript policies since issue 16 (src/engine/policies), re-exported for the settings. */
 export type { BudgetAllocation } from './policies/compose';

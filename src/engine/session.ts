@@ -5,7 +5,7 @@
  */
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
-import { loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult, type NativeSnapStatus } from './native';
+import { isQuantizedKvType, loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult, type NativeSnapStatus } from './native';
 import { snapPolicy, type ScoredPolicy, type SnapScorer } from './policies/compose';
 import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
@@ -136,7 +136,7 @@ export interface SessionStats extends NativeKvStats {
  */
 export function createSession(model: EngineModel, options: SessionOptions = {}): EngineSession {
   const kvType = options.kvCacheType ?? 'f16';
-  if (options.flashAttention === 'off' && !['f32', 'f16', 'bf16'].includes(kvType)) {
+  if (options.flashAttention === 'off' && isQuantizedKvType(kvType)) {
     throw new EngineError(`the quantized KV cache type ${kvType} needs flash attention, which is off: turn flash attention on (or auto), or use an f16, bf16 or f32 KV cache`);
   }
   const addon = loadAddon();
