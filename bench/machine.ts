@@ -26,6 +26,11 @@ export interface MachineInfo {
   ggml: string;
 }
 
+/** The machine's 1-, 5- and 15-minute load averages now (`os.loadavg()`), rounded to 0.01. */
+export function loadAverages(): number[] {
+  return os.loadavg().map((x) => Math.round(x * 100) / 100);
+}
+
 /**
  * Reads the machine's description now.
  * @throws EngineError when the native engine is not built (loadAddon).
@@ -37,7 +42,7 @@ export function machineInfo(): MachineInfo {
     cpus: cpus.length,
     cpu: cpus[0]?.model ?? 'unknown',
     os: `${os.platform()} ${os.release()}`,
-    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    loadavg: loadAverages(),
     ggml: loadAddon().systemInfo().trim(),
   };
 }

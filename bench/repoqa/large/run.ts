@@ -43,9 +43,9 @@
  * (questions.ts), with the kinds the coder model answers (run.ts, `MODELS.coder`).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadAverages } from '../../machine';
 import { packRepository } from '../../../src/context/pack';
 import { loadModel } from '../../../src/engine/model';
 import type { SessionSnapshot } from '../../../src/engine/session';
@@ -136,8 +136,6 @@ export function selectHeldOut(candidates: readonly Question[], tuned: ReadonlySe
   );
 }
 
-/** The 1-, 5- and 15-minute load averages, rounded to 0.01. */
-const loadNow = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
 const mean = (xs: readonly number[]) => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
@@ -201,14 +199,14 @@ async function runCeiling(a: {
     const todo = r.questions.filter((q) => !a.done.has(`${q.id}|${CEILING_PACKING}`));
     const session = benchSession(model, contextSize);
     try {
-      const loadAtStart = loadNow();
+      const loadAtStart = loadAverages();
       log(`${r.info.repo} ceiling: prefix ${cp.prefix.length} tokens (${cp.full.length} files in full) in a ${contextSize}-token context, load ${loadAtStart.join(' ')}`);
       let next = 0;
       const ps = await prefixState(session, cp.prefix, 'coder-ceiling', `${r.pkg.name}-${r.pkg.version}-whole`, undefined, (p) => {
         if (p.done < next && p.done < p.total) return;
         next = p.done + 2048;
         const eta = (p.total - p.done) / p.tokensPerSecond;
-        log(`${r.info.repo} ceiling prefill ${p.done}/${p.total} tokens, ${p.tokensPerSecond.toFixed(2)} tokens/s so far, ~${(eta / 60).toFixed(0)} min left at that rate, load ${loadNow().join(' ')}`);
+        log(`${r.info.repo} ceiling prefill ${p.done}/${p.total} tokens, ${p.tokensPerSecond.toFixed(2)} tokens/s so far, ~${(eta / 60).toFixed(0)} min left at that rate, load ${loadAverages().join(' ')}`);
       });
       const meta = readPrefixMeta(cp.prefix, 'coder-ceiling', `${r.pkg.name}-${r.pkg.version}-whole`);
       const info: CeilingRepo = {
@@ -222,7 +220,7 @@ async function runCeiling(a: {
         prefilledAt: meta?.at,
         ...(ps.prefilled ? {} : { loadMs: ps.loadMs }),
         loadAtStart,
-        loadAtEnd: loadNow(),
+        loadAtEnd: loadAverages(),
       };
       repos.push(info);
       log(`${r.info.repo} ceiling: prefix ${ps.prefilled ? `prefilled in ${(ps.prefillMs / 1000).toFixed(1)} s (${info.prefillTokensPerSecond.toFixed(2)} tokens/s)` : `loaded in ${ps.loadMs.toFixed(0)} ms`}`);
@@ -248,7 +246,7 @@ async function runCeiling(a: {
           restoreMs: m.restoreMs,
           prefillMs: m.prefillMs,
           answerMs: m.full.ms,
-          load: loadNow(),
+          load: loadAverages(),
         };
         fs.appendFileSync(a.jsonl, JSON.stringify(rec) + '\n');
         a.records.push(rec);
