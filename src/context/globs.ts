@@ -182,15 +182,24 @@ export function createExcludeMatcher(exclude: readonly string[] | undefined, opt
   if (options.secrets ?? true) {
     // case-insensitive whatever `ignoreCase` says: `.ENV`, `Credentials.json`, `server.PEM` hold
     // credentials as surely as their lower-case names (and are the same files on macOS and Windows)
-    for (const pattern of SECRET_EXCLUDES) {
-      rules.push({ pattern: anyCasePattern(pattern), mark: `secret exclude '${pattern}'` });
-      if (pattern.endsWith('/')) continue;
-      for (const suffix of SECRET_BACKUP_SUFFIXES) rules.push({ pattern: anyCasePattern(pattern + suffix), mark: `secret exclude '${pattern}${suffix}'` });
-    }
+    rules.push(...secretRules());
   }
   if (options.defaults ?? true) push(DEFAULT_EXCLUDES, 'default exclude');
   push(exclude ?? [], 'exclude');
   return rules.length === 0 ? undefined : ignore({ ignorecase: options.ignoreCase ?? false }).add(rules);
+}
+
+let secretRulesCache: readonly ignore.PatternParams[] | undefined;
+
+/**
+ * The rules of `SECRET_EXCLUDES`, each in any letter case and each file pattern also with every
+ * `SECRET_BACKUP_SUFFIXES` appended, marked `secret exclude '<pattern>'`; built once (216 rules).
+ */
+function secretRules(): readonly ignore.PatternParams[] {
+  secretRulesCache ??= SECRET_EXCLUDES.flatMap((pattern) =>
+    [pattern, ...(pattern.endsWith('/') ? [] : SECRET_BACKUP_SUFFIXES.map((suffix) => pattern + suffix))].map((p) => ({ pattern: anyCasePattern(p), mark: `secret exclude '${p}'` })),
+  );
+  return secretRulesCache;
 }
 
 /**
