@@ -12,7 +12,9 @@
 # 3. runs the engine tests below with REPOSNAP_ADDON (the Vulkan addon), REPOSNAP_GPU_LAYERS=999 (every
 #    layer and the KV cache on the Vulkan device, src/engine/model.ts defaultGpuLayers) and
 #    GGML_VK_VISIBLE_DEVICES (default 0: ggml-vulkan skips CPU-type devices such as lavapipe unless
-#    they are listed), vulkan.test.ts checks that the model was loaded with those layers.
+#    they are listed), vulkan.test.ts checks that the model was loaded with those layers. The
+#    float64-reference tests hold this engine to half-precision bounds: ggml-vulkan rounds matrix
+#    products' operands to f16 (test/helpers/precision.ts; bench/results/vulkan-precision-issue18.md).
 #
 # Environment: VULKAN_TESTS (the test files, default below), GGML_VK_VISIBLE_DEVICES, REPOSNAP_JOBS.
 # A missing package that cannot be installed, a failed build or a failed test fails the lane: it is

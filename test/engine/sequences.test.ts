@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { loadAddon } from '../../src/engine/native';
 import { checkTinyModel, STORY } from '../helpers/models';
+import { enginePrecision } from '../helpers/precision';
 
 let model: EngineModel;
 let a: Int32Array;
@@ -83,22 +84,24 @@ test('a sequence that shares cells with another is refused, and nothing changes'
 
 test('a sequence whose cells are interleaved with another compacts like a contiguous one', async () => {
   const next = model.tokenize(' The end.');
-  const run = async (interleave: boolean) => {
+  const run = async (interleave: boolean, snap: boolean) => {
     const s = twoSeqSession();
     try {
       s.snapCapture(0, 16);
-      if (interleave) {
-        // 8 tokens of each sequence in turn: sequence 0's cells are 0-7, 16-23, …
-        for (let i = 0; i < a.length; i += 8) {
-          await s.decode(a.subarray(i, Math.min(a.length, i + 8)), i, 0, 'last');
-          if (i < b.length) await s.decode(b.subarray(i, Math.min(b.length, i + 8)), i, 1, 'last');
-        }
-      } else {
-        await prefill(s, 0, a);
+      // 8 tokens at a time in both runs, so that the two differ only in where the cells are (a
+      // backend may pick other kernels for other batch sizes: ggml-vulkan does, so a prefill in
+      // ubatches of 256 differs from one in ubatches of 8 by f16 rounding there)
+      for (let i = 0; i < a.length; i += 8) {
+        await s.decode(a.subarray(i, Math.min(a.length, i + 8)), i, 0, 'last');
+        // interleaved: 8 tokens of each sequence in turn, so sequence 0's cells are 0-7, 16-23, …
+        if (interleave && i < b.length) await s.decode(b.subarray(i, Math.min(b.length, i + 8)), i, 1, 'last');
       }
-      const r = await s.snap(0, { window: 16, budget: 64, kernel: 5, pooling: 'max' });
-      assert.equal(r.status, 0, r.error);
-      const kept = Array.from(s.snapKept());
+      let kept: number[] = [];
+      if (snap) {
+        const r = await s.snap(0, { window: 16, budget: 64, kernel: 5, pooling: 'max' });
+        assert.equal(r.status, 0, r.error);
+        kept = Array.from(s.snapKept());
+      }
       const out: Float32Array[] = [];
       for (let i = 0; i < next.length; i++) {
         await s.decode(next.subarray(i, i + 1), a.length + i, 0, 'last');
@@ -109,10 +112,20 @@ test('a sequence whose cells are interleaved with another compacts like a contig
       s.dispose();
     }
   };
-  const contiguous = await run(false);
-  const interleaved = await run(true);
+  const maxDiff = (x: Float32Array[], y: Float32Array[]) => {
+    let d = 0;
+    for (let i = 0; i < x.length; i++) for (let v = 0; v < x[i]!.length; v++) d = Math.max(d, Math.abs(x[i]![v]! - y[i]![v]!));
+    return d;
+  };
+  // the layout's own effect on the uncompressed cache: f32 rounding on the CPU (sums over a longer
+  // row of cells: measured 1.3e-5); an engine with f16 matmul operands picks other kernels for the
+  // longer interleaved cache (measured on lavapipe: 7.4e-3), so the compacted caches are held to that
+  const layoutNoise = maxDiff((await run(false, false)).out, (await run(true, false)).out);
+  if (enginePrecision() === 'f32') assert.ok(layoutNoise < 1e-4, `the cell layout alone moves the logits by ${layoutNoise}`);
+  const contiguous = await run(false, true);
+  const interleaved = await run(true, true);
   assert.deepEqual(interleaved.kept, contiguous.kept, 'the same positions are kept');
-  let d = 0;
-  for (let i = 0; i < next.length; i++) for (let v = 0; v < contiguous.out[i]!.length; v++) d = Math.max(d, Math.abs(contiguous.out[i]![v]! - interleaved.out[i]![v]!));
-  assert.ok(d < 1e-4, `max |Δlogit| ${d}`);
+  const d = maxDiff(contiguous.out, interleaved.out);
+  assert.ok(d < 1e-4 + 2 * layoutNoise, `max |Δlogit| ${d} (the layout alone: ${layoutNoise})`);
+  console.log(`# interleaved vs contiguous: max |Δlogit| ${d.toExponential(2)} compacted, ${layoutNoise.toExponential(2)} uncompressed`);
 });

@@ -10,6 +10,7 @@ import { SnapRefusedError } from '../../src/engine/errors';
 import type { EngineModel } from '../../src/engine/model';
 import type { KvCacheType } from '../../src/engine/native';
 import { createSession } from '../../src/engine/session';
+import { enginePrecision, scoreTolerance } from '../helpers/precision';
 import { loadStory } from '../helpers/story';
 import { keptToVisible, LlamaReference, snapkvScores } from '../reference/llama-ref';
 
@@ -29,9 +30,17 @@ after(() => model.dispose());
  * reference to ~5e-6 in the logits, so the issue's bounds apply as they are. llama.cpp's CPU
  * flash-attention kernel computes in half precision: on the uncompressed cache it already differs
  * from the reference by ~1e-2 in the logits (measured: 9.8e-3), so with it on the bounds are the
- * measured full-attention deviation (`noise`) plus the same margins.
+ * measured full-attention deviation (`noise`) plus the same margins. An engine that rounds its
+ * matrix products' operands to f16 (the Vulkan lane) gets the half-precision bounds with flash
+ * attention off too (test/helpers/precision.ts, measured there).
  */
-const SCORE_TOL = { off: 1e-4, on: 5e-3 };
+const PRECISION = enginePrecision();
+const SCORE_TOL = {
+  off: scoreTolerance({ flashAttention: 'off', kvCacheType: 'f32', halfCpu: 5e-3 }),
+  on: scoreTolerance({ flashAttention: 'on', kvCacheType: 'f32', halfCpu: 5e-3 }),
+};
+/** The f32 engine's full-attention deviation with flash attention off (measured 5.5e-6); the f16-operand engine's: measured 1.0e-2 in the prompt's logits. */
+const FULL_NOISE_OFF = PRECISION === 'f32' ? 1e-4 : 5e-2;
 
 /** Prefills the prompt, optionally snaps, then teacher-forces the continuation; returns its logits. */
 async function run(opts: { fa: 'on' | 'off'; kv: KvCacheType; snap?: { budget: number; window: number; kernel: number; pooling: 'max' | 'avg'; force?: boolean } }) {
@@ -114,6 +123,21 @@ for (const fa of ['off', 'on'] as const) {
         }
       }
       assert.ok(maxScoreDiff < SCORE_TOL[fa], `max |Δscore| = ${maxScoreDiff}`);
+      // the tolerance still tells a wrong graph: the reference with the pooling kernel two wider, or
+      // shifted by one position, is far outside it (measured: 0.56 or more)
+      for (const [label, wrong, shift] of [
+        ['kernel + 2', snapkvScores(state, { window: w, kernel: kernel + 2, pooling }), 0],
+        ['shifted by one', refScores, 1],
+      ] as const) {
+        let d = 0;
+        for (let l = 0; l < nLayer; l++) {
+          for (let h = 0; h < nKv; h++) {
+            const e = r.scores!.subarray((l * nKv + h) * (L - w), (l * nKv + h + 1) * (L - w));
+            for (let j = shift; j < L - w; j++) d = Math.max(d, Math.abs(e[j]! - wrong[l]![h]![j - shift]!));
+          }
+        }
+        assert.ok(d > 10 * SCORE_TOL[fa], `a reference with the ${label} is within ${d} of the engine's scores: the tolerance ${SCORE_TOL[fa]} cannot tell a wrong graph`);
+      }
 
       // at least two (layer, head) pairs keep different position sets
       const keys = new Set(kept.flat().map((k) => k.join(',')));
@@ -132,7 +156,7 @@ for (const fa of ['off', 'on'] as const) {
         const expect = ref.decode(fullState, continuation[i]!, L + i);
         for (let v = 0; v < expect.length; v++) noise = Math.max(noise, Math.abs(full.logits[i]![v]! - expect[v]!));
       }
-      if (fa === 'off') assert.ok(noise < 1e-4, `full-attention deviation ${noise}`);
+      if (fa === 'off') assert.ok(noise < FULL_NOISE_OFF, `full-attention deviation ${noise} (${PRECISION} engine)`);
 
       // logits vs the reference with each head's dropped keys hidden
       const visible = keptToVisible(kept);
