@@ -12,7 +12,7 @@ export type { SyntheticShape };
 
 /** A file name that encodes the shape, so that a cache folder can hold several. */
 export function syntheticName(s: SyntheticShape): string {
-  const experts = s.architecture === 'gpt-oss' ? `-x${s.nExpert ?? 4}u${s.nExpertUsed ?? 2}${s.sinkLogit === undefined ? '' : `-sink${s.sinkLogit}`}` : '';
+  const experts = s.architecture === 'gpt-oss' ? `-x${s.nExpert ?? 4}u${s.nExpertUsed ?? 2}${s.sinkLogit === undefined ? '' : `-sink${s.sinkLogit}`}${s.sinkLogits === undefined ? '' : `-sinks${s.sinkLogits.join('_')}`}` : '';
   return `synthetic-${s.architecture ?? 'llama'}${s.slidingWindow ? `-swa${s.slidingWindow}` : ''}${s.swaPattern === undefined ? '' : `-p${s.swaPattern}`}${experts}-l${s.nLayer}-e${s.nEmbd}-h${s.nHead}-kv${s.nHeadKv}-ff${s.nFf}-v${s.nVocab}-${s.weightType}-s${s.seed ?? 1}.gguf`;
 }
 
