@@ -24,23 +24,16 @@
  * The `.scale` / `.input_scale` tensors the synthetic models carry must be 1 (identities); anything
  * else is refused.
  */
+import { matvec, rmsNorm } from './f64';
 import { GGUFFile } from './gguf';
+import type { LlamaHParams } from './llama-ref';
 import type { AttentionCapture } from './snapkv-ref';
 
-/** Hyper-parameters read from the GGUF metadata (keys `gpt-oss.*`). */
-export interface GptOssHParams {
-  /** Vocabulary size (token_embd.weight ne1). */
-  nVocab: number;
-  /** Model width (`embedding_length`). */
-  nEmbd: number;
-  /** Layers (`block_count`). */
-  nLayer: number;
-  /** Query heads (`attention.head_count`). */
-  nHead: number;
-  /** KV heads (`attention.head_count_kv`). */
-  nHeadKv: number;
-  /** Head size (= `rope.dimension_count`: every dimension is rotated). */
-  headDim: number;
+/**
+ * Hyper-parameters read from the GGUF metadata, under `gpt-oss.*` instead of `llama.*` for the
+ * fields shared with {@link LlamaHParams} (headDim = `rope.dimension_count`: every dimension is rotated).
+ */
+export interface GptOssHParams extends Pick<LlamaHParams, 'nVocab' | 'nEmbd' | 'nLayer' | 'nHead' | 'nHeadKv' | 'headDim' | 'rmsEps' | 'ropeFreqBase'> {
   /** Experts per layer (`expert_count`). */
   nExpert: number;
   /** Experts routed per token (`expert_used_count`). */
@@ -51,10 +44,6 @@ export interface GptOssHParams {
   nSwa: number;
   /** Period of the sliding-window pattern (`attention.sliding_window_pattern`, default 2): layer l is global iff l % period == period − 1. */
   swaPeriod: number;
-  /** RMSNorm epsilon (`attention.layer_norm_rms_epsilon`, f32 widened to f64). */
-  rmsEps: number;
-  /** RoPE base (`rope.freq_base`). */
-  ropeFreqBase: number;
 }
 
 /** One layer's weights in float64, ggml storage order ([ne1][ne0] row-major). */
@@ -84,28 +73,6 @@ export interface GptOssState {
   V: Float64Array[][][];
   /** Logits of the last prompt token [n_vocab]. */
   logits: Float64Array;
-}
-
-/** y[o] = Σ_i W[off + o·nIn + i] · x[i] (+ b[bOff + o]): W with ggml dims [ne0 = nIn, ne1 = nOut]. [nIn] → [nOut]. */
-function matvec(W: Float64Array, nIn: number, nOut: number, x: Float64Array, b?: Float64Array, off = 0, bOff = 0): Float64Array {
-  const y = new Float64Array(nOut);
-  for (let o = 0; o < nOut; o++) {
-    let s = b === undefined ? 0 : b[bOff + o]!;
-    const base = off + o * nIn;
-    for (let i = 0; i < nIn; i++) s += W[base + i]! * x[i]!;
-    y[o] = s;
-  }
-  return y;
-}
-
-/** x / sqrt(mean(x²) + eps) ⊙ w. [n] → [n]. */
-function rmsNorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
-  let ss = 0;
-  for (let i = 0; i < x.length; i++) ss += x[i]! * x[i]!;
-  const inv = 1 / Math.sqrt(ss / x.length + eps);
-  const y = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) y[i] = x[i]! * inv * w[i]!;
-  return y;
 }
 
 /** Float64 gpt-oss reference. Construct with {@link GptOssReference.load}. */
