@@ -7,7 +7,7 @@
 
 namespace reposnap_addon {
 
-// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed, architecture, slidingWindow, nExpert, nExpertUsed, sinkLogit, swaPattern }) -> Promise<void>
+// createSyntheticModel(path, { nLayer, nEmbd, nHead, nHeadKv, nFf, nVocab, nCtx, ropeFreqBase, weightType: 'f32'|'f16'|'q8_0'|'q4_0', seed, architecture, slidingWindow, nExpert, nExpertUsed, sinkLogit, sinkLogits, swaPattern }) -> Promise<void>
 Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     backend_init();
@@ -30,6 +30,15 @@ Napi::Value CreateSyntheticModel(const Napi::CallbackInfo & info) {
     sh.swa_pattern    = opt<int32_t>(o, "swaPattern", -1);
     if (o.Has("sinkLogit")) {
         sh.sink_logit = (float) o.Get("sinkLogit").As<Napi::Number>().DoubleValue();
+    }
+    if (o.Has("sinkLogits")) {
+        Napi::Array a = o.Get("sinkLogits").As<Napi::Array>();
+        for (uint32_t i = 0; i < a.Length(); ++i) {
+            sh.sink_logits.push_back((float) a.Get(i).As<Napi::Number>().DoubleValue());
+        }
+        if (sh.sink_logits.size() != sh.n_head && sh.sink_logits.size() != (size_t) sh.n_layer*sh.n_head) {
+            throw Napi::RangeError::New(env, "sinkLogits needs n_head or n_layer*n_head values");
+        }
     }
     if (sh.n_head == 0 || sh.n_head_kv == 0 || sh.n_embd % sh.n_head != 0 || sh.n_head % sh.n_head_kv != 0) {
         throw Napi::RangeError::New(env, "need n_embd % n_head == 0 and n_head % n_head_kv == 0");

@@ -35,6 +35,7 @@ struct synthetic_shape {
     uint32_t  n_expert_used = 2;         // gpt-oss only: experts routed per token
     int32_t   swa_pattern   = -1;        // attention.sliding_window_pattern (the period; 0: every layer sliding); -1: not written (the architecture's default)
     float     sink_logit    = NAN;       // gpt-oss only: every learned attention sink (blk.N.attn_sinks) set to this logit; NaN: random like the other weights
+    std::vector<float> sink_logits;      // gpt-oss only, before sink_logit: the sinks per query head h ([n_head], every layer) or per (layer, head) ([n_layer*n_head], layer-major); empty: sink_logit
 };
 
 // A SentencePiece-style vocabulary of n tokens: <unk>, <s>, </s>, the 256 byte tokens, then dummy
@@ -80,6 +81,14 @@ inline void synthetic_tensor_data(ggml_tensor * t, void * ud) {
     if (ends_with(".bias") || ends_with(".scale") || ends_with(".input_scale") || name.rfind("rope_freqs", 0) == 0 || name.find("norm") != std::string::npos) {
         std::vector<float> v(ggml_nelements(t), ends_with(".bias") ? 0.0f : 1.0f);
         ggml_backend_tensor_set(t, v.data(), 0, ggml_nbytes(t));
+        return;
+    }
+    if (ends_with("attn_sinks.weight") && !sh.sink_logits.empty()) {
+        // blk.<il>.attn_sinks.weight [n_head]: this layer's row of the table
+        const int64_t n = ggml_nelements(t);
+        const size_t off = sh.sink_logits.size() == (size_t) n ? 0 : (size_t) std::stoi(name.substr(4))*(size_t) n;
+        GGML_ASSERT(off + (size_t) n <= sh.sink_logits.size());
+        ggml_backend_tensor_set(t, sh.sink_logits.data() + off, 0, ggml_nbytes(t));
         return;
     }
     if (ends_with("attn_sinks.weight") && !std::isnan(sh.sink_logit)) {

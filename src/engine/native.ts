@@ -265,6 +265,12 @@ export interface SyntheticShape {
    * joins each softmax row's denominator) set to this value; absent: random like the other weights.
    */
   sinkLogit?: number;
+  /**
+   * gpt-oss only, instead of `sinkLogit`: the sink logit of each query head h (query head h of KV
+   * head kv is h = kv · nHead / nHeadKv + g), `nHead` values for every layer or `nLayer · nHead`
+   * values layer-major (layer l's head h at l · nHead + h). Another length is a RangeError.
+   */
+  sinkLogits?: number[];
 }
 
 let cached: NativeAddon | undefined;

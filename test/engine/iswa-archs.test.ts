@@ -11,14 +11,17 @@
  * - Cohere 2 (`llama_model_cohere2`): 3 sliding layers to 1 global (period 4: layers 3, 7 global),
  *   window 32, RoPE in the sliding layers only (the global layers use no position encoding),
  *   parallel attention and FFN, LayerNorm.
- * Checked for each, flash attention off and on:
+ * Checked for each, flash attention off and on, by the same checks as Gemma 3 in iswa.test.ts
+ * (test/helpers/iswa-checks.ts):
  * - keep-all (B = L, forced) leaves the logits bit-identical to the uncompressed iSWA cache;
  * - for B < L the logits match the uncompressed iSWA cache with each global (layer, KV head)'s
  *   dropped keys hidden by a per-head mask (test/helpers/iswa-state.ts) within the tolerances of
  *   iswa.test.ts (1e-3 without flash attention, 1e-2 with), and differ from the unmasked cache's by
- *   more than 10× that; for gpt-oss both sides apply the same learned sinks, which SnapKV never
- *   touches (they are weights, not cache rows), so a compaction that lost them would fail the match;
- * - the sliding layers' window is untouched (stats), the KV bytes before and after are exact.
+ *   more than 10× that; for gpt-oss both sides apply the same learned sinks, which the compaction
+ *   never moves (they are weights, not cache rows), so a compaction that lost them would fail the
+ *   match (the scores' use of the sinks: attention-sinks.test.ts);
+ * - the kept positions are ascending, end with the window and differ between heads; the sliding
+ *   layers' window is untouched (stats), the KV bytes before and after are exact.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -27,15 +30,12 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { createSession, type EngineSession } from '../../src/engine/session';
-import { ensureSyntheticModel, type SyntheticShape } from '../../src/engine/synthetic';
-import { maxAbsDiff, withSnapMask } from '../helpers/iswa-state';
+import { ensureSyntheticModel } from '../../src/engine/synthetic';
+import { checkCompressedMatchesMasked, checkKeepAll, continueWith, type IswaCase } from '../helpers/iswa-checks';
+import { maxAbsDiff } from '../helpers/iswa-state';
 
-interface Case {
-  shape: SyntheticShape & { nLayer: number; nEmbd: number; nHead: number; nHeadKv: number; slidingWindow: number };
-  /** The global layers by llama.cpp's pattern (llama_hparams::set_swa_pattern: il % period == period − 1). */
-  globalLayers: number[];
+interface Case extends Omit<IswaCase, 'prompt' | 'W' | 'cont'> {
   L: number;
-  B: number;
 }
 
 const CASES: Case[] = [
@@ -57,13 +57,9 @@ const W = 16;
 const CONT = [7, 300, 41, 97, 5];
 
 for (const c of CASES) {
-  const { shape, globalLayers, L, B } = c;
-  const nGlobal = globalLayers.length;
-  const nSwaLayers = shape.nLayer - nGlobal;
-  const headDim = shape.nEmbd / shape.nHead;
-  /** K + V bytes of one cell over the given layers: layers · n_head_kv · (d_k + d_v) · 4 (F32 cache). */
-  const bytesPerCell = (layers: number) => layers * shape.nHeadKv * (headDim + headDim) * 4;
+  const { shape, L } = c;
   const prompt = Array.from({ length: L }, (_, i) => ((i * 37 + 11) % 500) + 3);
+  const iswaCase: IswaCase = { ...c, prompt, W, cont: CONT };
 
   describe(`${shape.architecture} iSWA`, () => {
     let dir: string;
@@ -82,12 +78,6 @@ for (const c of CASES) {
     const open = (fa: 'on' | 'off'): EngineSession =>
       createSession(model, { contextSize: 512, snapWindow: W, threads: 1, threadsBatch: 1, flashAttention: fa, kvCacheType: 'f32' });
 
-    async function continueWith(s: EngineSession): Promise<Float32Array[]> {
-      const out: Float32Array[] = [];
-      for (const t of CONT) out.push(Float32Array.from(await s.step(t)));
-      return out;
-    }
-
     test('the model is the architecture asked for, with its sliding window', () => {
       assert.deepEqual([model.meta.architecture, model.info.nSwa], [shape.architecture, shape.slidingWindow]);
     });
@@ -100,7 +90,7 @@ for (const c of CASES) {
         try {
           await a.prefill(prompt);
           await b.prefill(prompt);
-          const d = maxAbsDiff(await continueWith(a), await continueWith(b));
+          const d = maxAbsDiff(await continueWith(a, CONT), await continueWith(b, CONT));
           console.log(`# ${shape.architecture}: sinks ${shape.sinkLogit} vs none: max |Δlogit| ${d.toExponential(2)}`);
           assert.ok(d > 0.1, `the sinks change the logits (max |Δlogit| ${d})`);
         } finally {
@@ -112,65 +102,12 @@ for (const c of CASES) {
     }
 
     for (const fa of ['off', 'on'] as const) {
-      test(`keep-all (B = L) is bit-identical to the uncompressed cache (flash attention ${fa})`, async () => {
-        const full = open(fa);
-        const kept = open(fa);
-        try {
-          await full.prefill(prompt);
-          const lgFull = await continueWith(full);
-          await kept.prefill(prompt);
-          const r = await kept.snap({ window: W, budget: L, force: true });
-          assert.deepEqual([r.compacted, r.L, r.B, r.nLayer, r.nHeadKv], [true, L, L, nGlobal, shape.nHeadKv], 'the global layers are compacted (forced keep-all)');
-          assert.equal(maxAbsDiff(await continueWith(kept), lgFull), 0);
-        } finally {
-          full.dispose();
-          kept.dispose();
-        }
-      });
+      test(`keep-all (B = L) is bit-identical to the uncompressed cache (flash attention ${fa})`, () => checkKeepAll(iswaCase, () => open(fa)));
 
-      test(`B < L: logits match the uncompressed cache with the dropped global-layer keys hidden (flash attention ${fa})`, async () => {
-        const s = open(fa);
-        const full = open(fa);
-        const ref = open(fa);
-        try {
-          await s.prefill(prompt);
-          const before = s.stats();
-          const r = await s.snap({ window: W, budget: B });
-          const after = s.stats();
-          const kept = s.snapKept();
-          assert.deepEqual([r.compacted, r.L, r.B, r.nLayer, r.keptRows], [true, L, B, nGlobal, nGlobal * shape.nHeadKv * B]);
-          for (let row = 0; row < nGlobal * shape.nHeadKv; row++) {
-            const k = Array.from(kept.subarray(row * B, (row + 1) * B));
-            assert.deepEqual(k.slice(B - W), Array.from({ length: W }, (_, i) => L - W + i), 'every head keeps the window');
-          }
-          // stats: B for the global layers, the sliding layers' window apart and untouched, KV bytes exact
-          const win = Math.min(L, shape.slidingWindow);
-          assert.deepEqual([before.cells, after.cells, before.swaCells, after.swaCells], [L, B, win, win]);
-          assert.equal(before.kvBytes, L * bytesPerCell(nGlobal) + win * bytesPerCell(nSwaLayers));
-          assert.equal(after.kvBytes, B * bytesPerCell(nGlobal) + win * bytesPerCell(nSwaLayers));
-          assert.deepEqual([s.position, s.lastPosition()], [L, L - 1], 'decoding continues at L');
-          const lg = await continueWith(s);
-
-          await full.prefill(prompt);
-          const snapFull = await full.snapshot();
-          const lgFull = await continueWith(full);
-          await ref.restore({ ...snapFull, payload: withSnapMask(snapFull.payload, kept, { L, B, nGlobal, nHeadKv: shape.nHeadKv }) });
-          const lgRef = await continueWith(ref);
-
-          const d = maxAbsDiff(lg, lgRef);
-          const dFull = maxAbsDiff(lg, lgFull);
-          // the bounds of iswa.test.ts: keys moved to other cells round differently in the F32
-          // KQ / KQ·V sums without flash attention (1e-3); F16 rounding of Q and V with it (1e-2)
-          const tol = fa === 'off' ? 1e-3 : 1e-2;
-          console.log(`# ${shape.architecture}, flash attention ${fa}: max |Δlogit| vs masked ${d.toExponential(2)}, vs unmasked full ${dFull.toExponential(2)}`);
-          assert.ok(d <= tol, `max |Δlogit| vs the masked uncompressed cache = ${d}`);
-          assert.ok(dFull > 10 * tol, `compression changed the logits well beyond the bound (max |Δlogit| vs full = ${dFull})`);
-        } finally {
-          s.dispose();
-          full.dispose();
-          ref.dispose();
-        }
-      });
+      // the bounds of iswa.test.ts: keys moved to other cells round differently in the F32
+      // KQ / KQ·V sums without flash attention (1e-3); F16 rounding of Q and V with it (1e-2)
+      test(`B < L: logits match the uncompressed cache with the dropped global-layer keys hidden (flash attention ${fa})`, () =>
+        checkCompressedMatchesMasked(iswaCase, () => open(fa), fa === 'off' ? 1e-3 : 1e-2, `flash attention ${fa}`));
     }
   });
 }

@@ -33,16 +33,13 @@ import { estimateContextBytes } from '../../src/engine/memory';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { createSession, type EngineSession } from '../../src/engine/session';
 import { ensureSyntheticModel } from '../../src/engine/synthetic';
+import { bytesPerCell, checkCompressedMatchesMasked, checkKeepAll, continueWith as continueCase, type IswaCase } from '../helpers/iswa-checks';
 import { maxAbsDiff, withSnapMask } from '../helpers/iswa-state';
 
 /** The synthetic gemma3's shape; llama.cpp's gemma3 loader sets the 5-to-1 pattern (period 6). */
 const SHAPE = { architecture: 'gemma3', slidingWindow: 32, nLayer: 12, nEmbd: 128, nHead: 4, nHeadKv: 2, nFf: 256, nVocab: 512, weightType: 'f32' as const, seed: 3 };
 const GLOBAL_LAYERS = [5, 11]; // il % 6 == 5
 const N_GLOBAL = GLOBAL_LAYERS.length;
-const N_SWA_LAYERS = SHAPE.nLayer - N_GLOBAL;
-const HEAD_DIM = SHAPE.nEmbd / SHAPE.nHead;
-/** K + V bytes of one cell over the given layers: layers · n_head_kv · (d_k + d_v) · 4 (F32 cache). */
-const bytesPerCell = (layers: number) => layers * SHAPE.nHeadKv * (HEAD_DIM + HEAD_DIM) * 4;
 
 const L = 160;
 const W = 16;
@@ -67,85 +64,22 @@ function open(fa: 'on' | 'off'): EngineSession {
   return createSession(model, { contextSize: 512, snapWindow: W, threads: 1, threadsBatch: 1, flashAttention: fa, kvCacheType: 'f32' });
 }
 
-async function continueWith(s: EngineSession): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (const t of CONT) out.push(Float32Array.from(await s.step(t)));
-  return out;
-}
+/** Logits of CONT decoded after whatever `s` holds. */
+const continueWith = (s: EngineSession): Promise<Float32Array[]> => continueCase(s, CONT);
+
+const CASE: IswaCase = { shape: SHAPE, globalLayers: GLOBAL_LAYERS, prompt, W, B, cont: CONT };
 
 for (const fa of ['off', 'on'] as const) {
-  test(`gemma3 iSWA, keep-all (B = L) is bit-identical to the uncompressed cache (flash attention ${fa})`, async () => {
-    const full = open(fa);
-    const kept = open(fa);
-    try {
-      await full.prefill(prompt);
-      const lgFull = await continueWith(full);
-      await kept.prefill(prompt);
-      const r = await kept.snap({ window: W, budget: L, force: true });
-      assert.deepEqual([r.compacted, r.L, r.B, r.nLayer, r.nHeadKv], [true, L, L, N_GLOBAL, SHAPE.nHeadKv], 'the global layers are compacted (forced keep-all)');
-      assert.equal(maxAbsDiff(await continueWith(kept), lgFull), 0);
-    } finally {
-      full.dispose();
-      kept.dispose();
-    }
-  });
+  test(`gemma3 iSWA, keep-all (B = L) is bit-identical to the uncompressed cache (flash attention ${fa})`, () => checkKeepAll(CASE, () => open(fa)));
 
-  test(`gemma3 iSWA, B < L: logits match the uncompressed cache with the dropped global-layer keys hidden (flash attention ${fa})`, async () => {
-    const s = open(fa);
-    const full = open(fa);
-    const ref = open(fa);
-    try {
-      await s.prefill(prompt);
-      const before = s.stats();
-      const r = await s.snap({ window: W, budget: B });
-      const after = s.stats();
-      const kept = s.snapKept();
-      assert.deepEqual([r.compacted, r.L, r.B, r.keptRows], [true, L, B, N_GLOBAL * SHAPE.nHeadKv * B]);
-      assert.equal(kept.length, N_GLOBAL * SHAPE.nHeadKv * B, 'kept positions of the global layers only');
-      for (let row = 0; row < N_GLOBAL * SHAPE.nHeadKv; row++) {
-        const k = Array.from(kept.subarray(row * B, (row + 1) * B));
-        assert.deepEqual(k.slice(B - W), Array.from({ length: W }, (_, i) => L - W + i), 'every head keeps the window');
-        assert.ok(k.every((p, i) => i === 0 || p > k[i - 1]!), 'ascending');
-      }
-      const rows = new Set(Array.from({ length: N_GLOBAL * SHAPE.nHeadKv }, (_, row) => kept.subarray(row * B, (row + 1) * B).join(',')));
-      assert.ok(rows.size >= 2, 'the heads keep different positions');
-
-      // stats: B for the global layers, the sliding layers' window apart, KV bytes exact
-      assert.deepEqual([before.cells, after.cells], [L, B]);
-      assert.deepEqual([before.swaCells, after.swaCells], [SHAPE.slidingWindow, SHAPE.slidingWindow], 'the sliding layers hold their window, untouched');
-      assert.deepEqual([after.bytesPerCell, after.swaBytesPerCell], [bytesPerCell(N_GLOBAL), bytesPerCell(N_SWA_LAYERS)]);
-      assert.equal(before.kvBytes, L * bytesPerCell(N_GLOBAL) + SHAPE.slidingWindow * bytesPerCell(N_SWA_LAYERS));
-      assert.equal(after.kvBytes, B * bytesPerCell(N_GLOBAL) + SHAPE.slidingWindow * bytesPerCell(N_SWA_LAYERS));
-      // decoding continues at L: the memory's last position (read from the sliding cache) is L - 1
-      assert.deepEqual([s.position, s.lastPosition()], [L, L - 1]);
-      const lg = await continueWith(s);
-      assert.equal(s.lastPosition(), L + CONT.length - 1);
-
-      await full.prefill(prompt);
-      const snapFull = await full.snapshot();
-      const lgFull = await continueWith(full);
-
-      await ref.restore({ ...snapFull, payload: withSnapMask(snapFull.payload, kept, { L, B, nGlobal: N_GLOBAL, nHeadKv: SHAPE.nHeadKv }) });
-      const lgRef = await continueWith(ref);
-
-      const d = maxAbsDiff(lg, lgRef);
-      const dFull = maxAbsDiff(lg, lgFull);
-      // the same keys in other cells. Without flash attention the F32 products KQ and KQ·V sum over
-      // the cells in SIMD lanes by cell index, so keys moved to other cells round differently
-      // (~1e-7 relative), and 12 random layers amplify it: measured 3.7e-4 here, against 0.87 for
-      // the unmasked cache, so the bound is 1e-3. The CPU flash-attention kernel skips the masked
-      // cells and visits the kept keys in the same (position) order in both caches: measured 0, the
-      // bound is that of native/test/snapkv-compact-test.cpp (1e-2, F16 rounding of Q and V)
-      const tol = fa === 'off' ? 1e-3 : 1e-2;
-      console.log(`# flash attention ${fa}: max |Δlogit| vs masked ${d.toExponential(2)}, vs unmasked full ${dFull.toExponential(2)}`);
-      assert.ok(d <= tol, `max |Δlogit| vs the masked uncompressed cache = ${d}`);
-      assert.ok(dFull > 10 * tol, `compression changed the logits well beyond the bound (max |Δlogit| vs full = ${dFull})`);
-    } finally {
-      s.dispose();
-      full.dispose();
-      ref.dispose();
-    }
-  });
+  // the same keys in other cells. Without flash attention the F32 products KQ and KQ·V sum over
+  // the cells in SIMD lanes by cell index, so keys moved to other cells round differently
+  // (~1e-7 relative), and 12 random layers amplify it: measured 3.7e-4 here, against 0.87 for
+  // the unmasked cache, so the bound is 1e-3. The CPU flash-attention kernel skips the masked
+  // cells and visits the kept keys in the same (position) order in both caches: measured 0, the
+  // bound is that of native/test/snapkv-compact-test.cpp (1e-2, F16 rounding of Q and V)
+  test(`gemma3 iSWA, B < L: logits match the uncompressed cache with the dropped global-layer keys hidden (flash attention ${fa})`, () =>
+    checkCompressedMatchesMasked(CASE, () => open(fa), fa === 'off' ? 1e-3 : 1e-2, `flash attention ${fa}`));
 }
 
 test('gemma3 iSWA: a compacted session saves and reloads, then decodes identically', async () => {
@@ -178,7 +112,7 @@ test("gemma3 iSWA: the context estimate is exact (llama.cpp's default swa_full: 
     // (with it off it would hold GGML_PAD(n_swa + n_ubatch, 256) = 768 cells)
     assert.deepEqual([st.kvSize, st.swaKvSize], [2048, 2048]);
     const est = estimateContextBytes(model.meta, { contextSize: 2048, kvCacheType: 'f32', flashAttention: false, ubatch: 512, window: W });
-    assert.equal(est.kv, 2048 * bytesPerCell(SHAPE.nLayer));
+    assert.equal(est.kv, 2048 * bytesPerCell(SHAPE, SHAPE.nLayer));
     assert.equal(est.kv, st.kvSize * st.bytesPerCell + st.swaKvSize * st.swaBytesPerCell);
   } finally {
     s.dispose();

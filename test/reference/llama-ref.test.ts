@@ -344,6 +344,25 @@ test('snapkvRawScores by hand: window-query sum and GQA mean', () => {
   assert.throws(() => snapkvRawScores(cap, 4), /window/);
 });
 
+test('snapkvRawScores by hand: learned attention sinks join each softmax denominator, per query head', () => {
+  // the first capture above (keys [0, 1, 0], head 0 q = 0, head 1 q = ln 2), w = 1 (t = 2), with
+  // sinks: head 0's e^(ln 3) = 3 → weights (1, 1, 1, sink 3)/6; head 1's e^(ln 4) = 4 → (1, 2, 1, sink 4)/8.
+  // Mean over the group → [(1/6 + 1/8)/2, (1/6 + 2/8)/2] = [7/48, 5/24]
+  const k = [[0], [1], [0]].map((v) => Float64Array.from(v));
+  const q0 = [0, 0, 0].map((v) => Float64Array.of(v));
+  const q1 = [Math.LN2, Math.LN2, Math.LN2].map((v) => Float64Array.of(v));
+  const cap: AttentionCapture = { nHead: 2, nHeadKv: 1, headDim: 1, promptLength: 3, Q: [[q0, q1]], K: [[k]], sinks: [Float64Array.of(Math.log(3), Math.log(4))] };
+  const s = snapkvRawScores(cap, 1)[0]![0]!;
+  assert.ok(Math.abs(s[0]! - 7 / 48) < 1e-15 && Math.abs(s[1]! - 5 / 24) < 1e-15, String(s));
+  // the sinks belong to query heads: swapped between the heads, head 0 → (1, 1, 1, sink 4)/7 and
+  // head 1 → (1, 2, 1, sink 3)/7 → [(1/7 + 1/7)/2, (1/7 + 2/7)/2] = [1/7, 3/14]
+  const swapped = snapkvRawScores({ ...cap, sinks: [Float64Array.of(Math.log(4), Math.log(3))] }, 1)[0]![0]!;
+  assert.ok(Math.abs(swapped[0]! - 1 / 7) < 1e-15 && Math.abs(swapped[1]! - 3 / 14) < 1e-15, String(swapped));
+  // a sink at -1e4 (gpt-oss's "none") leaves the scores without sinks: [7/24, 5/12]
+  const none = snapkvRawScores({ ...cap, sinks: [Float64Array.of(-1e4, -1e4)] }, 1)[0]![0]!;
+  assert.ok(Math.abs(none[0]! - 7 / 24) < 1e-15 && Math.abs(none[1]! - 5 / 12) < 1e-15, String(none));
+});
+
 test('snapkvSelect by hand: top (B-w) prefix + window, ascending, boundary gap', () => {
   // L = 8, w = 2 → prefix 0..5; B = 5 → keep 3 prefix positions.
   const s = [[Float64Array.from([0.1, 0.9, 0.3, 0.7, 0.3, 0.5])], [Float64Array.from([1, 1, 1, 1, 1, 1])]];

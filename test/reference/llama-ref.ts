@@ -14,6 +14,7 @@
  *
  * The SnapKV scoring / selection helpers live in ./snapkv-ref and are re-exported here.
  */
+import { matvec, rmsNorm } from './f64';
 import { GGUFFile } from './gguf';
 
 export {
@@ -100,28 +101,6 @@ interface LayerWeights {
   wGate: Float64Array; // [n_ff][n_embd]
   wUp: Float64Array; // [n_ff][n_embd]
   wDown: Float64Array; // [n_embd][n_ff]
-}
-
-/** y[o] = Σ_i W[o*nIn + i] · x[i]; W has ggml dims [ne0 = nIn, ne1 = nOut]. x: [nIn] → y: [nOut]. */
-function matvec(W: Float64Array, nIn: number, nOut: number, x: Float64Array): Float64Array {
-  const y = new Float64Array(nOut);
-  for (let o = 0; o < nOut; o++) {
-    let s = 0;
-    const base = o * nIn;
-    for (let i = 0; i < nIn; i++) s += W[base + i]! * x[i]!;
-    y[o] = s;
-  }
-  return y;
-}
-
-/** RMSNorm then elementwise weight: x / sqrt(mean(x²) + eps) ⊙ w. [n] → [n]. */
-function rmsNorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
-  let ss = 0;
-  for (let i = 0; i < x.length; i++) ss += x[i]! * x[i]!;
-  const inv = 1 / Math.sqrt(ss / x.length + eps);
-  const y = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) y[i] = x[i]! * inv * w[i]!;
-  return y;
 }
 
 /** Known global (non-layer) tensor names. */

@@ -39,6 +39,12 @@ export interface AttentionCapture {
   Q: Float64Array[][][];
   /** Post-RoPE keys [n_layer][n_head_kv][≥L][head_dim]. */
   K: Float64Array[][][];
+  /**
+   * Learned attention sinks [n_layer][n_head] (gpt-oss): query head h's logit e^(sinks[l][h]) joins
+   * each of its softmax denominators, unscaled and with no key of its own (llama.cpp's
+   * `ggml_soft_max_add_sinks`). Absent: no sinks.
+   */
+  sinks?: Float64Array[];
 }
 
 /**
@@ -75,7 +81,8 @@ export function pool1d(x: Float64Array, kernel: number, pooling: SnapKVPooling):
 /**
  * Unpooled SnapKV scores. For layer l, KV head g and prefix position
  * j ∈ [0, L-w): mean over the query heads h of g's GQA group of
- * Σ_{t ∈ [L-w, L)} softmax_{j' ≤ t}(q_t·k_j' / sqrt(head_dim))[j].
+ * Σ_{t ∈ [L-w, L)} softmax_{j' ≤ t}(q_t·k_j' / sqrt(head_dim))[j],
+ * with e^(cap.sinks[l][h]) added to each softmax's denominator when the capture has sinks.
  * Returns [n_layer][n_head_kv] Float64Array of length L-w.
  */
 export function snapkvRawScores(cap: AttentionCapture, window: number): Float64Array[][] {
@@ -97,9 +104,10 @@ export function snapkvRawScores(cap: AttentionCapture, window: number): Float64A
       const keys = cap.K[l]![g]!;
       for (let r = 0; r < group; r++) {
         const h = g * group + r;
+        const sink = cap.sinks === undefined ? -Infinity : cap.sinks[l]![h]!;
         for (let t = L - window; t < L; t++) {
           const q = cap.Q[l]![h]![t]!;
-          let mx = -Infinity;
+          let mx = sink;
           for (let j = 0; j <= t; j++) {
             const k = keys[j]!;
             let s = 0;
@@ -108,7 +116,7 @@ export function snapkvRawScores(cap: AttentionCapture, window: number): Float64A
             att[j] = s;
             if (s > mx) mx = s;
           }
-          let sum = 0;
+          let sum = Math.exp(sink - mx);
           for (let j = 0; j <= t; j++) {
             const e = Math.exp(att[j]! - mx);
             att[j] = e;
