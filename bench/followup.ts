@@ -49,6 +49,8 @@ async function main() {
         followUp,
         contextSize: target + 512,
         maxTokens,
+        // packed for these short answers, as before the answer room existed (README's tables)
+        answerRoom: maxTokens,
         snap: SNAP_DEFAULTS,
         session: { flashAttention: 'auto' },
       },

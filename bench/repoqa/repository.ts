@@ -46,7 +46,7 @@ export interface RepositoryPrompt {
 
 /**
  * Packs a repository into the product's prompt prefix.
- * @param answerTokens the longest answer [tokens] (askRepository's `maxTokens`)
+ * @param answerTokens the longest answer [tokens] (askRepository's `answerRoom`, the room kept free for it; its `maxTokens` before the answer room existed)
  * @throws Error when a file of the repository does not fit the token budget (the benchmark
  *   needs every package whole in the context).
  */

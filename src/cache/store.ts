@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionSnapshot } from '../engine/session';
-import { decodeStateFile, encodeStateFile, StateFileError, writeFileAtomic } from '../engine/state-file';
+import { decodeStateFile, encodeStateFile, FINGERPRINT_MEMO, StateFileError, writeFileAtomic } from '../engine/state-file';
 import { commonCheckpoints, CHECKPOINT_TOKENS } from './hash-chain';
 import { acquireLock, pidAlive, type Lock } from './lock';
 import { checkShape, ENTRY_ID, PrefixIndexSchema, StoreCountersSchema, ThreadIndexSchema } from './schema';
@@ -273,6 +273,16 @@ export class CacheStore {
     return store;
   }
 
+  /**
+   * The model fingerprint memo of this store's cache root, `<root>/model-fingerprints.json` (the
+   * root holds every repository's folder: `path.dirname(dir)`, as the global size cap counts it):
+   * where a session whose states go to this store remembers its model's SHA-256
+   * (`SessionOptions.fingerprintMemo`), so that `--cache-dir` moves it along with the entries.
+   */
+  get fingerprintMemo(): string {
+    return path.join(path.dirname(this.dir), FINGERPRINT_MEMO);
+  }
+
   /** False after a write error (or a damaged entry that could not be removed): nothing more is written in this process. */
   get isEnabled(): boolean {
     return this.enabled;
@@ -458,6 +468,7 @@ export class CacheStore {
       const now = Date.now();
       const index: PrefixIndex = { kind: 'prefix', id, key, tokens: snap.tokens.length, chain, bytes: bytes.length, createdAt: now, lastUsed: now, hits: 0 };
       await this.locked(() => {
+        this.ensureFolders();
         this.io.writeFileAtomic(this.file('prefix', id, 'rsnp'), bytes);
         this.io.writeFileAtomic(this.file('prefix', id, 'json'), Buffer.from(JSON.stringify(index)));
       });
@@ -508,6 +519,7 @@ export class CacheStore {
     const sid = safeId(id);
     let lock: Lock;
     try {
+      fs.mkdirSync(path.join(this.dir, 'thread'), { recursive: true }); // gone when another process's removeIfEmpty took the empty folder
       lock = await acquireLock(this.file('thread', sid, 'lock'), { timeoutMs: THREAD_LOCK_TIMEOUT_MS, signal: options.signal, onWait: () => options.onWait?.() });
     } catch (e) {
       if (options.signal?.aborted) throw e;
@@ -532,6 +544,7 @@ export class CacheStore {
       const prev = this.threadIndex(id);
       const full: ThreadIndex = { ...index, id, kind: 'thread', bytes: bytes.length, createdAt: prev?.createdAt ?? now, lastUsed: now, hits: prev?.hits ?? 0 };
       await this.locked(() => {
+        this.ensureFolders();
         this.io.writeFileAtomic(this.file('thread', id, 'rsnp'), bytes);
         this.io.writeFileAtomic(this.file('thread', id, 'json'), Buffer.from(JSON.stringify(full)));
       });
@@ -619,6 +632,7 @@ export class CacheStore {
   private bumpCounters(fn: (c: StoreCounters) => void): Promise<void> {
     if (!this.enabled) return Promise.resolve();
     return this.locked(() => {
+      this.ensureFolders();
       const c = this.counters();
       fn(c);
       this.io.writeFileAtomic(path.join(this.dir, 'stats.json'), Buffer.from(JSON.stringify(c)));
@@ -733,6 +747,52 @@ export class CacheStore {
   /** Waits for the background writes started so far. */
   async flush(): Promise<void> {
     while (this.pending.length > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /**
+   * Creates the folder and its `prefix/` and `thread/` again when they are gone (another process's
+   * {@link removeIfEmpty} took them since {@link open}). Called under the folder's lock before a
+   * write, as `removeIfEmpty` removes them under it.
+   */
+  private ensureFolders(): void {
+    fs.mkdirSync(path.join(this.dir, 'prefix'), { recursive: true });
+    fs.mkdirSync(path.join(this.dir, 'thread'), { recursive: true });
+  }
+
+  /**
+   * Removes the store's folder when it holds nothing: no entry, no counters, no file at all
+   * besides its empty `prefix/` and `thread/` (what {@link open} creates before anything is
+   * saved), after waiting for the background writes and sweeping dead writers' temporary files.
+   * So a question that failed or was cancelled before the cache saved anything (a model that does
+   * not load, a Ctrl+C during the first prefill) leaves no half-made folder behind for `stats` or a
+   * listing of the cache root to show. Runs under the folder's lock, and removes each folder only
+   * while it is empty (`rmdir`), so an entry another process writes meanwhile stays. Never throws.
+   * @returns whether the folder was removed.
+   */
+  async removeIfEmpty(): Promise<boolean> {
+    await this.flush();
+    if (!isFolder(this.dir, false)) return false;
+    try {
+      return await this.locked(() => {
+        for (const sub of ['prefix', 'thread']) {
+          const d = path.join(this.dir, sub);
+          if (isFolder(d, false) && safeReaddir(d).length > 0) return false;
+        }
+        if (safeReaddir(this.dir).some((n) => n !== 'prefix' && n !== 'thread')) return false;
+        for (const sub of ['prefix', 'thread']) {
+          try {
+            fs.rmdirSync(path.join(this.dir, sub));
+          } catch (e) {
+            if (!missing(e)) throw e;
+          }
+        }
+        fs.rmdirSync(this.dir);
+        if (ramPrefix?.dir === this.dir) ramPrefix = undefined;
+        return true;
+      });
+    } catch {
+      return false; // not empty after all (a file written meanwhile), or not ours to remove: it stays
+    }
   }
 }
 

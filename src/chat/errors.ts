@@ -28,6 +28,7 @@ export interface FailureInfo {
 const FLAG_SETTINGS: Record<string, string> = {
   '--context-size': 'the reposnap.contextSize setting',
   '--max-tokens': 'the reposnap.maxTokens setting',
+  '--answer-room': 'the reposnap.maxTokens setting',
   '--budget': 'the reposnap.budget setting',
   '--window': 'the reposnap.window setting',
   '--kernel': 'the reposnap.kernel setting',

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadModel } from '../engine/model';
+import { loadModel, type EngineModel } from '../engine/model';
 import { KV_CACHE_TYPES, type KvCacheType } from '../engine/native';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
@@ -12,10 +12,11 @@ import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
-import { escapeControls } from './terminal-text';
+import { ControlFilter, controlPolicy, escapeControls, terminalJson } from './terminal-text';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { abortOnSigint } from './interrupt';
-import { intOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
+import { checkThreadFlags, intOption, numberOption, PACKING_HELP, packingOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
+import { DEFAULT_MAX_TOKENS } from '../pipeline/context-size';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
 
@@ -41,7 +42,11 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --context-size <n>      context size in tokens (default: the model's training context, at most 8192);
                           refused above the training context and above what the KV cache needs vs free memory
   --force-context-size    allow a context size above the model's training context (answers degrade past it)
-  --max-tokens <n>        answer length limit (default 256)
+  --max-tokens <n>        answer length limit (default ${DEFAULT_MAX_TOKENS}); does not change what is packed: up to
+                          --answer-room it always fits, above it it is served from what the prompt leaves
+                          free, or refused with the number that fits
+  --answer-room <n>       tokens the packer keeps free for the answer (default ${DEFAULT_MAX_TOKENS}, at most an eighth
+                          of the context); changing it packs another prefix (a cold prefill)
   --temperature <t>       sampling temperature, 0 = greedy (default 0)
   --top-p <p>             nucleus sampling (default 1)
   --seed <n>              sampling seed
@@ -55,10 +60,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --include <glob>        pack only matching files (gitignore syntax; repeatable)
   --exclude <glob>        leave matching files out (gitignore syntax; repeatable; '!dist/' re-includes a default exclude)
   --no-default-excludes   pack lockfiles, build output, node_modules, … too
-  --packing smallest-first|ranked
-                          how files are chosen when the repository does not fit (default smallest-first);
-                          ranked: a file tree, files in full by PageRank, then a repository map of the rest
-  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
+${PACKING_HELP}  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
                           retrieved chunks of files not in full (default 0: none)
   --thread <id>           the conversation this question belongs to (follow-ups reuse its turns; needs the cache)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
@@ -69,6 +71,8 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           (with context.summary and context.files: [{path, status, tokens, keptShare}])
   --show-context          print what the model read on stderr: the packed files sorted by the share of
                           their KV positions SnapKV kept (over all layers and heads), then the files left out and why
+  --raw                   write the answer as the model produced it; by default escape sequences are
+                          removed (and on a terminal every control character but newline and tab)
   --quiet                 no progress on stderr
 `;
 
@@ -93,6 +97,7 @@ export async function runAsk(args: string[]): Promise<number> {
       'context-size': { type: 'string' },
       'force-context-size': { type: 'boolean' },
       'max-tokens': { type: 'string' },
+      'answer-room': { type: 'string' },
       temperature: { type: 'string' },
       'top-p': { type: 'string' },
       seed: { type: 'string' },
@@ -114,6 +119,7 @@ export async function runAsk(args: string[]): Promise<number> {
       'no-cache': { type: 'boolean' },
       json: { type: 'boolean' },
       'show-context': { type: 'boolean' },
+      raw: { type: 'boolean' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -140,13 +146,13 @@ export async function runAsk(args: string[]): Promise<number> {
   const kvType = o['kv-type'] ?? 'f16';
   if (!(KV_CACHE_TYPES as readonly string[]).includes(kvType)) throw new UsageError(`--kv-type must be one of ${KV_CACHE_TYPES.join(', ')}`);
 
-  const packing = o.packing ?? 'smallest-first';
-  if (packing !== 'smallest-first' && packing !== 'ranked') throw new UsageError(`--packing must be smallest-first or ranked (got '${packing}')`);
+  const packing = packingOption(o.packing);
   const retrievalShare = retrievalShareOption(o['retrieval-share']);
   if (retrievalShare > 0 && packing !== 'ranked') throw new UsageError('--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)');
 
   const followUp = o['follow-up'] ?? 'resnap';
   if (followUp !== 'resnap' && followUp !== 'continue') throw new UsageError(`--follow-up must be resnap or continue`);
+  checkThreadFlags(o.thread, o.threads);
   if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) throw new UsageError('--thread must be 1-64 letters, digits, - or _');
   // a thread's turns live in the cache: without it a follow-up would silently start a new thread
   if (o.thread !== undefined && o['no-cache']) throw new UsageError('--thread needs the cache, where its turns are kept: drop --no-cache (or --thread for a one-off question)');
@@ -162,52 +168,63 @@ export async function runAsk(args: string[]): Promise<number> {
     throw err;
   });
 
-  const controller = new AbortController();
-  const stopListening = abortOnSigint(controller);
-
-  const store = o['no-cache']
-    ? undefined
-    : CacheStore.open(workspaceCacheDir(o['cache-dir'] ?? defaultCacheRoot(), repo), { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) });
-
-  let modelPath: string;
-  try {
-    modelPath = await resolveModel(modelSpec, {
-      directory: path.join(o['cache-dir'] ?? defaultCacheRoot(), 'models'),
-      sha256,
-      signal: controller.signal,
-      onProgress: (p) => progress(`${p.phase === 'verify' ? 'checking SHA-256' : 'downloading'} ${((100 * p.downloadedBytes) / Math.max(1, p.totalBytes)).toFixed(0)} % · ${(p.bytesPerSecond / 2 ** 20).toFixed(1)} MB/s`),
-      onWarning: (m) => process.stderr.write(`reposnap: ${m}\n`),
-    });
-  } catch (e) {
-    if (e instanceof ModelResolveError) throw new UsageError(e.message);
-    throw e;
-  }
+  // every flag is checked before the model is resolved or loaded
+  const contextSize = o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64);
+  const maxTokens = intOption('max-tokens', o['max-tokens'], DEFAULT_MAX_TOKENS, 1);
+  const answerRoom = o['answer-room'] === undefined ? undefined : intOption('answer-room', o['answer-room'], 0, 0);
+  const temperature = numberOption('temperature', o.temperature, 0, 0, 10);
+  const topP = numberOption('top-p', o['top-p'], 1, 0, 1);
+  const seed = o.seed === undefined ? undefined : intOption('seed', o.seed, 0, 0, 2 ** 32 - 1);
+  const maxFileBytes = o['max-file-bytes'] === undefined ? undefined : intOption('max-file-bytes', o['max-file-bytes'], 0, 1);
+  const threads = o.threads === undefined ? undefined : intOption('threads', o.threads, 0, 1, 512);
+  const threadsBatch = o['threads-batch'] === undefined ? undefined : intOption('threads-batch', o['threads-batch'], 0, 1, 512);
   const rpcServers = rpcOption(o.rpc);
   const gpuLayers = o['gpu-layers'] === undefined && rpcServers.length > 0 ? undefined : intOption('gpu-layers', o['gpu-layers'], 0, 0);
-  const model = await loadModel(modelPath, { gpuLayers, rpcServers });
+  const cacheRoot = o['cache-dir'] ?? defaultCacheRoot();
+
+  const controller = new AbortController();
+  const stopListening = abortOnSigint(controller);
+  // the answer on stdout: control sequences from the model (copied from the repository) filtered
+  // (terminal-text.ts), and whether its last line is still open, so that an error or "cancelled"
+  // on stderr starts on a line of its own
+  const answerOut = new AnswerWriter(process.stdout, new ControlFilter(controlPolicy(process.stdout.isTTY, o.raw ?? false)));
+  let store: CacheStore | undefined;
+  let model: EngineModel | undefined;
   let stats: AskStats;
   try {
+    let modelPath: string;
+    try {
+      modelPath = await resolveModel(modelSpec, {
+        directory: path.join(cacheRoot, 'models'),
+        sha256,
+        signal: controller.signal,
+        onProgress: (p) => progress(`${p.phase === 'verify' ? 'checking SHA-256' : 'downloading'} ${((100 * p.downloadedBytes) / Math.max(1, p.totalBytes)).toFixed(0)} % · ${(p.bytesPerSecond / 2 ** 20).toFixed(1)} MB/s`),
+        onWarning: (m) => process.stderr.write(`reposnap: ${m}\n`),
+      });
+    } catch (e) {
+      if (e instanceof ModelResolveError) throw new UsageError(e.message);
+      throw e;
+    }
+    model = await loadModel(modelPath, { gpuLayers, rpcServers });
+    // opened once the model has loaded: a model that fails to load leaves no cache folder
+    store = o['no-cache'] ? undefined : CacheStore.open(workspaceCacheDir(cacheRoot, repo), { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) });
     stats = await askRepository(
       {
         repo,
         question,
         model,
         snap,
-        contextSize: o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64),
+        contextSize,
         forceContextSize: o['force-context-size'] ?? false,
-        maxTokens: intOption('max-tokens', o['max-tokens'], 256, 1),
-        temperature: numberOption('temperature', o.temperature, 0, 0, 10),
-        topP: numberOption('top-p', o['top-p'], 1, 0, 1),
-        seed: o.seed === undefined ? undefined : intOption('seed', o.seed, 0, 0, 2 ** 32 - 1),
-        maxFileBytes: o['max-file-bytes'] === undefined ? undefined : intOption('max-file-bytes', o['max-file-bytes'], 0, 1),
+        maxTokens,
+        answerRoom,
+        temperature,
+        topP,
+        seed,
+        maxFileBytes,
         pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing },
         retrievalShare,
-        session: {
-          threads: o.threads === undefined ? undefined : intOption('threads', o.threads, 0, 1, 512),
-          threadsBatch: o['threads-batch'] === undefined ? undefined : intOption('threads-batch', o['threads-batch'], 0, 1, 512),
-          flashAttention: fa,
-          kvCacheType: kvType as KvCacheType,
-        },
+        session: { threads, threadsBatch, flashAttention: fa, kvCacheType: kvType as KvCacheType },
         store,
         threadId: o.thread,
         followUp: followUp as FollowUpMode,
@@ -236,23 +253,71 @@ export async function runAsk(args: string[]): Promise<number> {
           case 'snap':
             break;
           case 'notice':
-            process.stderr.write(`reposnap: ${e.message}\n`);
+            process.stderr.write(`reposnap: ${escapeControls(e.message)}\n`);
             break;
           case 'token':
-            process.stdout.write(e.text);
+            answerOut.write(e.text);
             break;
         }
       },
     );
+  } catch (e) {
+    // Ctrl+C (or any failure) in the middle of the answer: end its line before the error's
+    await answerOut.endLine();
+    throw e;
   } finally {
     stopListening();
-    await store?.flush();
-    model.dispose();
+    // nothing half-made stays: a store that saved nothing (a failure before the prefix was saved) goes
+    if (store) await store.removeIfEmpty();
+    model?.dispose();
   }
-  await new Promise<void>((resolve) => process.stdout.write('\n', () => resolve()));
+  await answerOut.close();
   if (o['show-context'] && stats.context) process.stderr.write(`${formatContextTable(stats.context)}\n`);
-  process.stderr.write(o.json ? `${JSON.stringify(stats)}\n` : `${formatStats(stats)}\n`);
+  process.stderr.write(o.json ? `${terminalJson(stats)}\n` : `${formatStats(stats)}\n`);
   return 0;
+}
+
+/**
+ * The answer as `reposnap ask` writes it to stdout: each piece through a {@link ControlFilter},
+ * remembering whether the last character written was a newline.
+ */
+export class AnswerWriter {
+  /** Whether the last character written was not a newline (a line is open). */
+  private open = false;
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly filter: ControlFilter,
+  ) {}
+
+  /** Writes one piece of the answer (filtered; a possibly unfinished escape sequence at its end is held back). */
+  write(piece: string): void {
+    this.emit(this.filter.push(piece));
+  }
+
+  /**
+   * Writes what the filter still holds and, when the answer's last line is open, a newline; resolves
+   * once written. For an answer that stops early (Ctrl+C, an error), so that the message on stderr
+   * starts on its own line.
+   */
+  async endLine(): Promise<void> {
+    this.emit(this.filter.end());
+    if (this.open) this.emit('\n');
+    await new Promise<void>((resolve) => this.out.write('', () => resolve()));
+  }
+
+  /** The end of a whole answer: what the filter still holds, then one newline (always, as before); resolves once written. */
+  async close(): Promise<void> {
+    this.emit(this.filter.end());
+    this.open = false;
+    await new Promise<void>((resolve) => this.out.write('\n', () => resolve()));
+  }
+
+  private emit(text: string): void {
+    if (text === '') return;
+    this.out.write(text);
+    this.open = !text.endsWith('\n');
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheError, CacheStore, type StoreStats } from '../cache/store';
+import { escapeControls, quotePath, terminalJson } from './terminal-text';
 import { parseCommand, repoOption, UsageError } from './usage';
 
 /**
@@ -33,10 +34,17 @@ const age = (ms: number) => {
   return s < 90 ? `${s.toFixed(0)} s` : s < 5400 ? `${(s / 60).toFixed(0)} min` : `${(s / 3600).toFixed(1)} h`;
 };
 
-/** Human-readable report of a store's stats. */
-export function formatStoreStats(st: StoreStats): string {
+/**
+ * Human-readable report of a store's stats. A store whose folder does not exist (nothing was ever
+ * cached for the repository, or a question that failed left nothing: `CacheStore.removeIfEmpty`)
+ * is one line, `cache <dir>: none`. Paths and questions are printed with their control
+ * characters escaped (terminal-text.ts).
+ * @param exists whether the store's folder exists (default true).
+ */
+export function formatStoreStats(st: StoreStats, exists = true): string {
   const c = st.counters;
-  const lines = [`cache ${st.dir}${st.enabled ? '' : ' (disabled)'}: ${st.entries.length} entries, ${mib(st.totalBytes)}`];
+  if (!exists) return `cache ${quotePath(st.dir)}: none (nothing is cached for this repository)`;
+  const lines = [`cache ${quotePath(st.dir)}${st.enabled ? '' : ' (disabled)'}: ${st.entries.length} entries, ${mib(st.totalBytes)}`];
   const unmeasured = c.unmeasuredReuses > 0 ? ` (${c.unmeasuredReuses} question${c.unmeasuredReuses === 1 ? '' : 's'} with no cold prefill of the same model and settings to measure against not counted)` : '';
   lines.push(
     `questions: ${c.fullHits} full hits, ${c.partialHits} partial hits, ${c.misses} misses, ${c.continues} continued; ${c.tokensReused} tokens reused, ~${(c.prefillSavedMs / 1000).toFixed(1)} s of prefill saved${unmeasured}`,
@@ -48,7 +56,7 @@ export function formatStoreStats(st: StoreStats): string {
   if (c.recent.length > 0) {
     lines.push('last questions:');
     for (const q of c.recent.slice(0, 10)) {
-      lines.push(`  ${new Date(q.at).toISOString()}  ${q.outcome.padEnd(8)} L=${q.L} B=${q.B} reused=${q.reusedTokens} prefill_ms=${q.prefillMs.toFixed(0)} ttft_ms=${q.ttftMs.toFixed(0)}  ${JSON.stringify(q.question.slice(0, 60))}`);
+      lines.push(`  ${new Date(q.at).toISOString()}  ${q.outcome.padEnd(8)} L=${q.L} B=${q.B} reused=${q.reusedTokens} prefill_ms=${q.prefillMs.toFixed(0)} ttft_ms=${q.ttftMs.toFixed(0)}  ${escapeControls(JSON.stringify(q.question.slice(0, 60)))}`);
     }
   }
   return lines.join('\n');
@@ -58,7 +66,7 @@ export function formatStoreStats(st: StoreStats): string {
 export async function runStats(args: string[]): Promise<number> {
   const { store, values } = openStore(args, { json: { type: 'boolean' } });
   const st = store.stats();
-  process.stdout.write((values as { json?: boolean }).json ? `${JSON.stringify(st)}\n` : `${formatStoreStats(st)}\n`);
+  process.stdout.write((values as { json?: boolean }).json ? `${terminalJson(st)}\n` : `${formatStoreStats(st, fs.existsSync(store.dir))}\n`);
   return 0;
 }
 
@@ -73,7 +81,9 @@ export async function runCache(args: string[]): Promise<number> {
   try {
     const before = store.stats();
     await store.clear();
-    process.stdout.write(`cleared ${before.entries.length} entries (${mib(before.totalBytes)}) from ${store.dir}\n`);
+    // the emptied folder goes too, as a question that saved nothing leaves none
+    await store.removeIfEmpty();
+    process.stdout.write(`cleared ${before.entries.length} entries (${mib(before.totalBytes)}) from ${quotePath(store.dir)}\n`);
     return 0;
   } catch (e) {
     if (!(e instanceof CacheError)) throw e;

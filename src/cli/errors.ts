@@ -2,6 +2,7 @@
  * How the CLI reports a failure: one line for the user (a stack only for an unexpected error), or
  * with `--json` one JSON object with a stable `error.code`, so that scripts can branch on it.
  */
+import { terminalJson } from './terminal-text';
 import { UsageError } from './usage';
 
 /** Stable `error.code` of each user-facing error class (the `--json` error object). */
@@ -28,7 +29,7 @@ export const ERROR_CODES: Record<string, string> = {
 export function formatError(e: unknown, json: boolean): string {
   const err = e instanceof Error ? e : new Error(String(e));
   const code = ERROR_CODES[err.name] ?? 'internal';
-  if (json) return `${JSON.stringify({ error: { code, message: err.message } })}\n`;
+  if (json) return `${terminalJson({ error: { code, message: err.message } })}\n`;
   const lines = [`reposnap: error: ${code === 'internal' ? err.stack ?? err.message : err.message}`];
   if (err instanceof UsageError) lines.push(`run 'reposnap --help' for usage`);
   return `${lines.join('\n')}\n`;

@@ -8,9 +8,9 @@ import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/
 import { packRepository, type PackOrder, type PackResult } from '../context/pack';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
 import { loadModel } from '../engine/model';
-import { escapeControls, quotePath } from './terminal-text';
+import { escapeControls, quotePath, terminalJson } from './terminal-text';
 import { abortOnSigint } from './interrupt';
-import { intOption, parseCommand, repoOption, UsageError } from './usage';
+import { intOption, PACKING_HELP, packingOption, parseCommand, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap pack [--repo <dir>] [options]
 
@@ -31,6 +31,8 @@ their tokens, every other path with the reason it was left out, and the totals.
                           node_modules, vendor, *.min.js, ...)
   --keep-generated        keep minified and generated files
   --order mtime|path      prompt order: least recently modified first (default), or by path
+${PACKING_HELP}                          (ranked needs --budget: it chooses what fits one; 'reposnap ask' packs for
+                          its context, this lists the same choice for the budget given)
   --max-file-bytes <n>    skip files larger than this (default ${DEFAULT_MAX_FILE_BYTES})
   --gpu-layers <n>        layers offloaded when loading --model on a GPU build (default 0)
   --quiet                 no progress on stderr
@@ -73,6 +75,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       'no-default-excludes': { type: 'boolean' },
       'keep-generated': { type: 'boolean' },
       order: { type: 'string' },
+      packing: { type: 'string' },
       'max-file-bytes': { type: 'string' },
       'gpu-layers': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -95,6 +98,10 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
   const order = o.order ?? 'mtime';
   if (order !== 'mtime' && order !== 'path') throw new UsageError(`--order must be mtime or path (got '${order}')`);
   const tokenBudget = o.budget === undefined ? Infinity : intOption('budget', o.budget, 0, 0);
+  const packing = packingOption(o.packing);
+  if (packing === 'ranked' && !Number.isFinite(tokenBudget)) {
+    throw new UsageError('--packing ranked needs --budget <n>: it chooses a file tree, files in full and a repository map that fit a budget (without one every file is in full)');
+  }
   const maxFileBytes = intOption('max-file-bytes', o['max-file-bytes'], DEFAULT_MAX_FILE_BYTES, 0);
   const gpuLayers = intOption('gpu-layers', o['gpu-layers'], 0, 0);
   if (o.model !== undefined && !fs.existsSync(o.model)) throw new UsageError(`the model file '${o.model}' does not exist`);
@@ -121,6 +128,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       countTokens,
       maxFileBytes,
       order: order as PackOrder,
+      packing,
       defaultExcludes: !o['no-default-excludes'],
       skipGenerated: !o['keep-generated'],
       ...(o.include !== undefined ? { include: o.include } : {}),
@@ -138,10 +146,11 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
   const totals = manifestTotals(result);
   if (o.json) {
     io.stdout(
-      JSON.stringify({
+      terminalJson({
         root: result.root,
         tokenizer: o.model !== undefined ? { kind: 'model', model: path.resolve(o.model) } : { kind: 'approximate', rule: 'ceil(utf8Bytes / 4) per section' },
         order: result.order,
+        packing: result.packing,
         tokenBudget: Number.isFinite(tokenBudget) ? tokenBudget : null,
         totals,
         notices: result.notices.map((n) => ({ code: n.code, message: n.message })),
@@ -153,6 +162,14 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
   if (o.list) io.stdout(formatList(entries));
   io.stdout(formatTotals(result, totals, tokenizer));
   return 0;
+}
+
+/** The ranked packing's sections: each with its tokens (`file tree 120 tokens, files in full 900 tokens, repository map 300 tokens`). */
+function rankedSummary(result: PackResult): string {
+  const byKind = new Map<string, number>();
+  for (const sec of result.sections) byKind.set(sec.kind, (byKind.get(sec.kind) ?? 0) + sec.tokens);
+  const label: Record<string, string> = { tree: 'file tree', file: 'files in full', map: 'repository map' };
+  return [...byKind].map(([kind, tokens]) => `${label[kind] ?? kind} ${tokens} tokens`).join(', ') || 'nothing fits';
 }
 
 /** The manifest as aligned text: tokens, status, path, detail in parentheses. */
@@ -173,13 +190,14 @@ function formatTotals(result: PackResult, totals: ReturnType<typeof manifestTota
     .map(([reason, n]) => `${n} ${reason}`)
     .join(', ');
   const budget = Number.isFinite(result.tokenBudget)
-    ? `${result.tokenBudget} tokens (largest files left out first)`
+    ? `${result.tokenBudget} tokens (${result.packing === 'ranked' ? 'files chosen by rank' : 'largest files left out first'})`
     : 'none';
   const orderText = result.order === 'mtime' ? 'mtime (least recently modified first, ties by path)' : 'path';
   return [
-    `repository  ${result.root}`,
+    `repository  ${quotePath(result.root)}`,
     `tokenizer   ${tokenizer}`,
     `order       ${orderText}`,
+    ...(result.packing === 'ranked' ? [`packing     ranked: ${rankedSummary(result)}`] : []),
     `budget      ${budget}`,
     `included    ${totals.files} files, ${totals.bytes} bytes, ${totals.tokens} tokens`,
     `left out    ${byReason === '' ? 'nothing' : byReason}`,

@@ -95,3 +95,46 @@ export function rpcOption(value: string | undefined): string[] {
     throw new UsageError(`--rpc: ${(e as Error).message}`);
   }
 }
+
+/** `--packing`'s values, in `PackOptions.packing`'s words. */
+export const PACKINGS = ['smallest-first', 'ranked'] as const;
+
+/** How `ask` and `pack` choose files ({@link PACKINGS}). */
+export type PackingFlag = (typeof PACKINGS)[number];
+
+/** `--packing`'s help lines, the same in `reposnap ask --help` and `reposnap pack --help`. */
+export const PACKING_HELP = `  --packing smallest-first|ranked
+                          how files are chosen when the repository does not fit (default smallest-first);
+                          ranked: a file tree, files in full by PageRank, then a repository map of the rest
+`;
+
+/**
+ * Parses `--packing` for `ask` and `pack` alike (one parser, one help text: {@link PACKING_HELP}).
+ * @returns `smallest-first` when the flag is absent.
+ * @throws UsageError naming the values for anything else.
+ */
+export function packingOption(value: string | undefined): PackingFlag {
+  const packing = value ?? 'smallest-first';
+  if (!(PACKINGS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be ${PACKINGS.join(' or ')} (got '${packing}')`);
+  return packing as PackingFlag;
+}
+
+/**
+ * Checks `--thread <id>` and `--threads <n>` against each other's shape, as they are one letter
+ * apart: a thread id of digits only (`--thread 4`) is refused as a likely `--threads 4`, and a
+ * `--threads` value that is not a number (`--threads review`) as a likely `--thread review`,
+ * each with a usage error that names the other flag (a thread id needs a letter, `-` or `_`).
+ * @param thread `--thread`'s value, if given.
+ * @param threads `--threads`' value, if given (its range is checked by {@link intOption} after this).
+ * @throws UsageError as above.
+ */
+export function checkThreadFlags(thread: string | undefined, threads: string | undefined): void {
+  if (thread !== undefined && /^\s*[+-]?\d+(\.\d*)?\s*$/.test(thread)) {
+    throw new UsageError(
+      `--thread ${thread}: a thread id of digits only looks like a thread count; for the number of CPU threads use --threads ${thread.trim()}, for a conversation give an id with a letter (e.g. --thread t${thread.trim()})`,
+    );
+  }
+  if (threads !== undefined && !Number.isFinite(Number(threads.trim() === '' ? NaN : threads))) {
+    throw new UsageError(`--threads must be a number of CPU threads (got '${threads}'); to name a conversation use --thread ${threads}`);
+  }
+}

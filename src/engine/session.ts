@@ -7,7 +7,7 @@ import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwI
 import type { EngineModel } from './model';
 import { isQuantizedKvType, loadAddon, type BudgetAllocation, type KvCacheType, type NativeKvStats, type NativeSession, type NativeSnapResult, type NativeSnapStatus } from './native';
 import { snapPolicy, type ScoredPolicy, type SnapScorer } from './policies/compose';
-import { checkIdentity, decodeStateFile, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
+import { checkIdentity, decodeStateFile, defaultFingerprintMemo, encodeStateFile, engineVersion, modelFingerprint, StateFileError, writeFileAtomic, type StateHeader, type StateIdentity } from './state-file';
 import { decodeThreadsFor, defaultThreads, type ThreadCounts } from './threads';
 import fs from 'node:fs';
 
@@ -37,6 +37,14 @@ export interface SessionOptions {
    * Default true.
    */
   swaFull?: boolean;
+  /**
+   * Where {@link EngineSession.identity} remembers the model file's SHA-256 across processes
+   * (`modelFingerprint`'s memo file): the cache the session's states are saved to keeps it at
+   * `<cache root>/model-fingerprints.json` (`CacheStore.fingerprintMemo`), so that a `--cache-dir`
+   * holds everything written for it; null: this process only, nothing written. Default
+   * `defaultFingerprintMemo()` (the default cache root).
+   */
+  fingerprintMemo?: string | null;
 }
 
 /** Progress of a prefill. */
@@ -161,6 +169,7 @@ export function createSession(model: EngineModel, options: SessionOptions = {}):
   }
   const cache = { typeK: options.kvCacheType ?? 'f16', typeV: options.kvCacheType ?? 'f16', flashAttention: options.flashAttention ?? 'auto' };
   const session = new EngineSession(model, native, options.contextSize ?? 4096, batchSize, cache);
+  if (options.fingerprintMemo !== undefined) session.fingerprintMemo = options.fingerprintMemo;
   // explicit decode threads are kept as given; the default follows the cache length
   if (options.threads === undefined) session.adaptiveThreads = { threads: threads.threads, threadsBatch: options.threadsBatch ?? threads.threadsBatch };
   const w = options.snapWindow ?? 32;
@@ -202,6 +211,8 @@ export class EngineSession {
   /** Default thread counts: decode uses {@link decodeThreadsFor} of the attended cells; undefined = fixed. */
   adaptiveThreads: ThreadCounts | undefined;
   private decodeThreads = 0;
+  /** {@link SessionOptions.fingerprintMemo}: the model fingerprint's memo file, or null for none. */
+  fingerprintMemo: string | null = defaultFingerprintMemo();
 
   constructor(
     readonly model: EngineModel,
@@ -538,7 +549,7 @@ export class EngineSession {
 
   /** What this session's state files record and require. */
   identity(): StateIdentity {
-    return { model: modelFingerprint(this.model.path), engine: engineVersion(), ...this.cache };
+    return { model: modelFingerprint(this.model.path, this.fingerprintMemo), engine: engineVersion(), ...this.cache };
   }
 
   /**

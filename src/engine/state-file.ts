@@ -107,9 +107,16 @@ const MEMO_ENTRIES = 64;
 
 const statKey = (s: FileStat) => JSON.stringify([s.path, s.size, s.mtimeMs, s.ctimeMs, s.ino, s.dev]);
 
-/** Where {@link modelFingerprint} remembers fingerprints across processes: `<cache root>/model-fingerprints.json`. */
+/** The file name of the fingerprint memo in a cache root. */
+export const FINGERPRINT_MEMO = 'model-fingerprints.json';
+
+/**
+ * Where {@link modelFingerprint} remembers fingerprints across processes by default:
+ * `<default cache root>/model-fingerprints.json`. A session that saves to a cache store uses that
+ * store's root instead (`CacheStore.fingerprintMemo`).
+ */
 export function defaultFingerprintMemo(): string {
-  return path.join(defaultCacheRoot(), 'model-fingerprints.json');
+  return path.join(defaultCacheRoot(), FINGERPRINT_MEMO);
 }
 
 function readMemo(memoFile: string): FingerprintMemo {

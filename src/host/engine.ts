@@ -26,7 +26,7 @@ export type Answerer = (req: AskRequest, onEvent: (e: AskEvent) => void) => Prom
 export const answer: Answerer = askRepository;
 
 /** The extension's names for what error messages ask the user to change: its settings, never CLI flags. */
-export const SETTING_NAMES: OptionNames = { contextSize: 'the reposnap.contextSize setting', maxTokens: 'the reposnap.maxTokens setting' };
+export const SETTING_NAMES: OptionNames = { contextSize: 'the reposnap.contextSize setting', maxTokens: 'the reposnap.maxTokens setting', answerRoom: 'the reposnap.maxTokens setting' };
 
 /** One store per cache folder, opened on first use (warnings go to the engine's stderr log). */
 const stores = new Map<string, CacheStore>();
@@ -43,12 +43,15 @@ function storeFor(dir: string | undefined): CacheStore | undefined {
 /**
  * The pipeline's request of a wire request: the request as sent, with the loaded model, the
  * folder's cache store, the abort signal, the extension's option names, and with the ranked
- * packing the process's tags cache (`processTagsCache`).
+ * packing the process's tags cache (`processTagsCache`). The answer room is the
+ * `reposnap.maxTokens` setting (`maxTokens`): a setting, the same for every question, so the
+ * packed prefix does not change between questions, and every answer fits the room kept for it.
  */
 export function toAskRequest(params: AskParams, model: EngineModel, signal: AbortSignal): AskRequest {
   const { model: _file, cacheDir, pack, ...request } = params;
   return {
     ...request,
+    answerRoom: request.maxTokens,
     model,
     signal,
     optionNames: SETTING_NAMES,
@@ -124,6 +127,9 @@ export class EngineHost {
     } catch (e) {
       const error = job.controller.signal.aborted ? { name: 'AbortError', message: 'cancelled' } : toWireError(e);
       this.send({ type: 'error', id: job.id, error });
+      // a question that failed before the cache saved anything leaves no empty folder (the store makes it again on its next write)
+      const store = job.params.cacheDir ? stores.get(job.params.cacheDir) : undefined;
+      if (store) await store.removeIfEmpty();
     } finally {
       this.running = undefined;
       void this.pump();

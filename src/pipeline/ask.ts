@@ -18,7 +18,7 @@ import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession } from '../engine/session';
 import { concatTokens, promptLayout, tokenizeLayout } from '../prompt/prompt';
-import { checkContextSize, CLI_OPTION_NAMES, defaultContextSize, questionReserve, type OptionNames } from './context-size';
+import { checkAnswerRoom, checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom, defaultContextSize, DEFAULT_MAX_TOKENS, questionReserve, type OptionNames } from './context-size';
 import type { AskEvent, AskRequest, AskStats } from './request';
 import { decode } from './stages/decode';
 import { persistAnswer, persistPrefix } from './stages/persist';
@@ -30,10 +30,14 @@ import { askStats } from './stages/stats';
 import { fitThread, threadHistory, threadRoom } from './thread';
 
 export {
+  AnswerRoomError,
+  checkAnswerRoom,
   checkContextSize,
   CLI_OPTION_NAMES,
   ContextSizeError,
+  defaultAnswerRoom,
   defaultContextSize,
+  DEFAULT_MAX_TOKENS,
   MAX_CONTEXT_SIZE,
   questionReserve,
   type AskOption,
@@ -70,8 +74,10 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
   const t0 = performance.now();
   const model = req.model;
   const contextSize = req.contextSize ?? defaultContextSize(model);
-  const maxTokens = req.maxTokens ?? 256;
+  const maxTokens = req.maxTokens ?? DEFAULT_MAX_TOKENS;
   const names = req.optionNames ?? CLI_OPTION_NAMES;
+  const answerRoom = req.answerRoom ?? defaultAnswerRoom(contextSize);
+  if (!(Number.isInteger(answerRoom) && answerRoom >= 0)) throw new RangeError(`answerRoom must be an integer >= 0, got ${String(req.answerRoom)}`);
   checkContextSize(model, contextSize, {
     force: req.forceContextSize ?? false,
     kvCacheType: req.session?.kvCacheType ?? 'f16',
@@ -81,9 +87,10 @@ async function answerQuestion(req: AskRequest, onEvent: (e: AskEvent) => void): 
     names,
   });
 
-  const session = createSession(model, { ...req.session, contextSize, snapWindow: req.snap.enabled ? req.snap.window : 0 });
+  // the model's fingerprint is remembered in the cache the question uses (its root), or nowhere
+  const session = createSession(model, { ...req.session, contextSize, snapWindow: req.snap.enabled ? req.snap.window : 0, fingerprintMemo: req.store ? req.store.fingerprintMemo : null });
   try {
-    return await prepareAndAnswer(req, session, t0, contextSize, maxTokens, names, onEvent);
+    return await prepareAndAnswer(req, session, t0, contextSize, { maxTokens, answerRoom }, names, onEvent);
   } finally {
     session.dispose();
   }
@@ -95,18 +102,23 @@ async function prepareAndAnswer(
   session: EngineSession,
   t0: number,
   contextSize: number,
-  maxTokens: number,
+  answerSize: { maxTokens: number; answerRoom: number },
   names: OptionNames,
   onEvent: (e: AskEvent) => void,
 ): Promise<AskStats> {
   const model = req.model;
   const store = req.store;
-  const key = cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION });
+  const { maxTokens, answerRoom } = answerSize;
+  // the key names the model by its SHA-256 (session.identity()): only a store needs it, so a
+  // question without the cache neither hashes the model nor writes its fingerprint anywhere
+  const key = store ? cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION }) : '';
   const layout = tokenizeLayout(model, promptLayout(model));
   const history = req.prepareOnly ? [] : threadHistory(model, key, store, req.threadId, req.forkFrom);
   // the question's one tokenization: the thread's fit, the prompt, and a continued thread's turn use it
   const questionTokens = model.tokenize(req.question);
-  const fit = fitThread(model, layout, history, questionTokens, threadRoom(contextSize, layout.head.length, maxTokens, names), names);
+  // the thread's room and the packing depend on the answer room, never on this question's
+  // maxTokens: questions that differ only in their answer length share one cached prefix
+  const fit = fitThread(model, layout, history, questionTokens, threadRoom(contextSize, layout.head.length, answerRoom, names), names);
   const earlier = fit.turns;
   if (fit.dropped > 0) {
     onEvent({ kind: 'notice', message: `the ${fit.dropped} oldest turn${fit.dropped === 1 ? '' : 's'} of the thread left the prompt so that the repository keeps half of the prompt` });
@@ -115,7 +127,7 @@ async function prepareAndAnswer(
   // the room kept for the thread and the question does not depend on this question's length, so
   // that every short question packs the same files (and finds the same cached prefix)
   const questionRoom = Math.max(suffix.length, Math.min(questionReserve(contextSize), fit.room));
-  const reserve = layout.head.length + questionRoom + maxTokens;
+  const reserve = layout.head.length + questionRoom + answerRoom;
   // the retrieval room does not depend on the question either (nor on prepareOnly): same files, same prefix
   const retrievalShare = req.retrievalShare ?? 0;
   if (!(retrievalShare >= 0 && retrievalShare < 1)) throw new RangeError(`retrievalShare must be in [0, 1), got ${String(req.retrievalShare)}`);
@@ -150,6 +162,9 @@ async function prepareAndAnswer(
     retrievedFiles = retrieved.spans;
   }
   const questionPart = concatTokens([retrieval, suffix]);
+  // an answer longer than the answer room is served from what the prompt left free, or refused
+  // here, before the prefill, with the number that fits (never cut short at the context's end)
+  if (!req.prepareOnly) checkAnswerRoom(contextSize, prefix.length + questionPart.length, maxTokens, answerRoom, names);
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 
@@ -168,6 +183,9 @@ async function prepareAndAnswer(
     packMs,
     t0,
     maxTokens,
+    answerRoom,
+    contextSize,
+    names,
     earlier,
     dropped: fit.dropped,
     history,

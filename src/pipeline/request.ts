@@ -22,11 +22,21 @@ export interface AskRequest {
   contextSize?: number;
   /** Allow a context size above the model's training context (answers degrade past it). Default false. */
   forceContextSize?: boolean;
+  /** Answer length limit [tokens]; default `DEFAULT_MAX_TOKENS` (256). Does not change what is packed (see `answerRoom`). */
   maxTokens?: number;
+  /**
+   * Tokens the packer keeps free for the answer [tokens], ≥ 0; default `defaultAnswerRoom`
+   * (256, at most an eighth of the context). The repository prefix, and so its cached state, is
+   * packed for this room and not for `maxTokens`: questions that differ only in their answer
+   * length share one prefix. A `maxTokens` above it is served from what the prompt leaves free,
+   * or refused before the prefill (`AnswerRoomError`, code `context_overflow`) with the number
+   * that fits. The extension sets it to its `reposnap.maxTokens` setting.
+   */
+  answerRoom?: number;
   temperature?: number;
   topP?: number;
   seed?: number;
-  session?: Omit<SessionOptions, 'contextSize' | 'snapWindow'>;
+  session?: Omit<SessionOptions, 'contextSize' | 'snapWindow' | 'fingerprintMemo'>;
   /** Per-file size cap [bytes]. */
   maxFileBytes?: number;
   /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */

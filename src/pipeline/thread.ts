@@ -10,7 +10,7 @@ import { concatTokens, type LayoutTokens } from '../prompt/prompt';
 import { CLI_OPTION_NAMES, type OptionNames } from './context-size';
 
 /**
- * Share of the prompt (the context less the answer's `maxTokens`) always left to the repository
+ * Share of the prompt (the context less the answer room, `AskRequest.answerRoom`) always left to the repository
  * prefix. A thread's earlier turns and the question use at most the rest; older turns are
  * dropped first, whole.
  */
@@ -27,15 +27,20 @@ export class QuestionTooLongError extends EngineError {
 /**
  * Room for a thread's earlier turns and the question [tokens]: the prompt's share that the
  * repository does not keep ({@link REPOSITORY_SHARE}), the prompt being the context less the
- * answer's `maxTokens`.
+ * answer room (`AskRequest.answerRoom`: the tokens kept free for the answer, not the question's
+ * own `maxTokens`, so that the thread's fit, and so the packing, does not depend on the answer length).
+ * @param contextSize the context [tokens].
+ * @param headTokens the prompt's head (system prompt) [tokens].
+ * @param answerRoom tokens kept free for the answer [tokens].
+ * @returns the room [tokens], > 0.
  * @throws EngineError when the answer and the prompt's head leave no room at all, naming the options to change.
  */
-export function threadRoom(contextSize: number, headTokens: number, maxTokens: number, names: OptionNames = CLI_OPTION_NAMES): number {
-  const prompt = contextSize - maxTokens;
+export function threadRoom(contextSize: number, headTokens: number, answerRoom: number, names: OptionNames = CLI_OPTION_NAMES): number {
+  const prompt = contextSize - answerRoom;
   const room = Math.min(Math.floor(prompt * (1 - REPOSITORY_SHARE)), prompt - headTokens);
   if (room <= 0) {
     throw new EngineError(
-      `the context (${contextSize} tokens) leaves no room for a question once the answer's ${maxTokens} tokens are kept free: raise ${names.contextSize} or lower ${names.maxTokens}`,
+      `the context (${contextSize} tokens) leaves no room for a question once the answer's ${answerRoom} tokens are kept free: raise ${names.contextSize} or lower ${names.answerRoom}`,
     );
   }
   return room;
@@ -99,7 +104,7 @@ export function fitThread(
   const current = layout.between.length + questionTokens.length + layout.tail.length;
   if (current > room) {
     throw new QuestionTooLongError(
-      `the question takes ${current} tokens but the room for a question is ${room} tokens (half of the context less the answer's ${names.maxTokens}; the repository keeps the other half): shorten it or raise ${names.contextSize}`,
+      `the question takes ${current} tokens but the room for a question is ${room} tokens (half of the context less the answer's room, ${names.answerRoom}; the repository keeps the other half): shorten it or raise ${names.contextSize}`,
     );
   }
   // a turn's tokens do not depend on its neighbours except for its opening (`between` for the

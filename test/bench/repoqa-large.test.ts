@@ -276,7 +276,7 @@ test('the prompt of each packing is what askRepository prefills', async () => {
     const { packing: mode, retrievalShare, rankedShares } = askOptions(packing);
     let productTokens: number[] = [];
     await askRepository(
-      { repo, model, question, snap: DEFAULT_SNAP, contextSize, maxTokens: answerTokens, session: { threads: 2 }, pack: { include, order: 'path', packing: mode, ...(rankedShares !== undefined ? { rankedShares } : {}) }, retrievalShare, afterSnap: (s) => (productTokens = [...s.tokens]) },
+      { repo, model, question, snap: DEFAULT_SNAP, contextSize, maxTokens: answerTokens, answerRoom: answerTokens, session: { threads: 2 }, pack: { include, order: 'path', packing: mode, ...(rankedShares !== undefined ? { rankedShares } : {}) }, retrievalShare, afterSnap: (s) => (productTokens = [...s.tokens]) },
       () => {},
     );
     assert.deepEqual(productTokens, [...prompt], `${packing}: askRepository prefills the benchmark's prompt`);

@@ -223,7 +223,7 @@ describe('the pipeline on SmolLM2 (ms@2.1.3)', () => {
     let productTokens: number[] = [];
     let deviceKept = new Int32Array();
     const stats = await askRepository(
-      { repo: dir, question: q.question, model, snap: { ...DEFAULT_SNAP, budget: B }, maxTokens: answerTokens, pack: { include: pkg.include, order: 'path' }, afterSnap: (s) => ((productTokens = [...s.tokens]), (deviceKept = Int32Array.from(s.snapKept()))) },
+      { repo: dir, question: q.question, model, snap: { ...DEFAULT_SNAP, budget: B }, maxTokens: answerTokens, answerRoom: answerTokens, pack: { include: pkg.include, order: 'path' }, afterSnap: (s) => ((productTokens = [...s.tokens]), (deviceKept = Int32Array.from(s.snapKept()))) },
       () => {},
     );
     assert.deepEqual(productTokens, [...prompt], 'askRepository prefills the benchmark prompt');

@@ -311,3 +311,34 @@ test('prefill saved = reused tokens × the cold prefill time per token measured 
   assert.equal(c.tokensReused, 900 + 600 + 300 + 450);
   assert.deepEqual(c.coldPrefill, { A: { msPerToken: 2, tokens: 1000, at: 1 }, B: { msPerToken: 0.5, tokens: 800, at: 4 } });
 });
+
+test('removeIfEmpty removes a folder that holds nothing, and only that; saving afterwards makes it again', async () => {
+  const dir = path.join(root, 'ws-empty');
+  const store = CacheStore.open(dir);
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['prefix', 'thread'], 'open() makes the two folders');
+  assert.equal(store.fingerprintMemo, path.join(root, 'model-fingerprints.json'), "the model fingerprints live in the store's cache root");
+  assert.equal(await store.removeIfEmpty(), true);
+  assert.equal(fs.existsSync(dir), false);
+  assert.equal(fs.existsSync(`${dir}.lock`), false, 'the folder lock is released and gone');
+  assert.equal(await store.removeIfEmpty(), false, 'nothing left to remove');
+
+  // counters alone are content (questions were answered): kept
+  const counted = CacheStore.open(path.join(root, 'ws-counters'));
+  counted.recordQuestion({ at: 1, question: 'q', outcome: 'miss', L: 10, B: 10, reusedTokens: 0, prefilledTokens: 10, prefillMs: 5, snapMs: 0, ttftMs: 6, decodeTokS: 1 });
+  assert.equal(await counted.removeIfEmpty(), false);
+  assert.ok(fs.existsSync(path.join(root, 'ws-counters', 'stats.json')));
+
+  // a thread lock another question holds: kept (its folder is not empty)
+  const locked = CacheStore.open(path.join(root, 'ws-locked'));
+  const lock = await locked.lockThread('t1');
+  assert.equal(await locked.removeIfEmpty(), false);
+  await lock.release();
+  assert.equal(await locked.removeIfEmpty(), true, 'once released the folder holds nothing');
+
+  // a store whose folder was removed writes again: the folders are made anew under the lock
+  const snap = await snapshotOf(tokens.slice(0, 80));
+  store.savePrefix('k', hashChain(snap.tokens), snap);
+  await store.flush();
+  assert.equal(store.isEnabled, true);
+  assert.equal(store.stats().entries.length, 1);
+});

@@ -3,7 +3,8 @@
  * tree with the tiny model. Bad input gets one line on stderr and a non-zero exit, never a stack.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -106,7 +107,13 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       [['ask', '--repo', tmp, '--model', notModel, 'q'], 1, /not a GGUF model file/],
       [['ask', '--repo', tmp, '--model', truncated, 'q'], 1, /is truncated: its GGUF header alone takes \d+ bytes but the file has 4096/],
       [['ask', '--repo', tmp, '--model', cutData, 'q'], 1, /^reposnap: error: '.*cut-data\.gguf' is truncated: its tensor '[^']+' starts at byte \d+ but the file has \d+ bytes/],
-      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 256 tokens are kept free/],
+      // the answer room is an eighth of the context
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 8 tokens are kept free: raise --context-size or lower --answer-room/],
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', '--answer-room', '60', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 60 tokens are kept free: raise --context-size or lower --answer-room/],
+      [['ask', '--repo', tmp, '--model', model, '--answer-room', 'lots', 'q'], 2, /--answer-room must be an integer/],
+      // --thread and --threads are one letter apart: each refuses the other's shape, naming it
+      [['ask', '--repo', tmp, '--model', model, '--thread', '4', 'q'], 2, /--thread 4: a thread id of digits only looks like a thread count; for the number of CPU threads use --threads 4/],
+      [['ask', '--repo', tmp, '--model', model, '--threads', 'review', 'q'], 2, /--threads must be a number of CPU threads \(got 'review'\); to name a conversation use --thread review/],
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
       [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
@@ -126,6 +133,94 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       assert.match(r.stderr, pattern);
       assert.doesNotMatch(r.stderr, /\n\s+at /, `stack trace for ${args.join(' ')}`);
     }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+/** A repository of 60 small files: more than a 2,048-token context holds, so the budget decides what is packed. */
+function manyFilesRepo(dir: string): string {
+  const repo = path.join(dir, 'repo');
+  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
+  for (let i = 0; i < 60; i++) {
+    fs.writeFileSync(path.join(repo, 'src', `part${i}.ts`), `/** Part ${i} of the walk. */\nexport function part${i}(x: number): number {\n  return x * ${i} + ${i * 7};\n}\n`);
+  }
+  return repo;
+}
+
+test('a second ask with another --max-tokens restores the first one\'s prefix; --cache-dir holds the model fingerprints; a failed ask leaves no cache folder', () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    const repo = manyFilesRepo(tmp);
+    const named = path.join(tmp, 'named');
+    const defaultRoot = path.join(tmp, 'default-root');
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, REPOSNAP_CACHE_DIR: defaultRoot } });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const first = run('ask', '--repo', repo, '--model', model, '--cache-dir', named, '--max-tokens', '400', 'Which part adds seven?');
+    assert.equal(first.code, 0, first.stderr);
+    const second = run('ask', '--repo', repo, '--model', model, '--cache-dir', named, '--max-tokens', '8', 'Which part adds seven?');
+    assert.equal(second.code, 0, second.stderr);
+    const [a, b] = [parseStats(first.stderr), parseStats(second.stderr)];
+    assert.equal(a.cache, 'miss');
+    assert.ok(Number(a.skipped) > 0, 'the budget left files out');
+    assert.equal(b.cache, 'hit');
+    assert.equal(b.files, a.files);
+    assert.equal(b.L, a.L);
+    assert.ok(Number(b.prefilled) < 100, `prefilled ${b.prefilled} of ${b.L}: only the question part`);
+    // everything written for the cache is under the folder named
+    assert.deepEqual(fs.readdirSync(named).sort(), [path.basename(fs.readdirSync(named).find((n) => n.startsWith('repo-'))!), 'model-fingerprints.json'].sort());
+    const memo = JSON.parse(fs.readFileSync(path.join(named, 'model-fingerprints.json'), 'utf8'));
+    assert.equal(memo.entries[0].path, model);
+    assert.equal(fs.existsSync(defaultRoot), false, 'nothing under the default cache root');
+    const stats = run('stats', '--repo', repo, '--cache-dir', named);
+    assert.match(stats.stdout, /questions: 1 full hits, 0 partial hits, 1 misses/);
+
+    // a model that does not load, and a cache that was never written: no folder for the repository
+    const notModel = path.join(tmp, 'not-a-model.gguf');
+    fs.writeFileSync(notModel, 'hello, I am text');
+    const other = path.join(tmp, 'other');
+    const failed = run('ask', '--repo', repo, '--model', notModel, '--cache-dir', other, 'q');
+    assert.equal(failed.code, 1);
+    assert.equal(fs.existsSync(other) && fs.readdirSync(other).length > 0, false, `left behind: ${fs.existsSync(other) ? fs.readdirSync(other).join(', ') : ''}`);
+    assert.match(run('stats', '--repo', repo, '--cache-dir', other).stdout, /^cache .*: none \(nothing is cached for this repository\)\n$/);
+    // --no-cache writes nothing at all, not even the model's fingerprint
+    const none = run('ask', '--repo', repo, '--model', model, '--no-cache', '--max-tokens', '4', 'q');
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(fs.existsSync(defaultRoot), false, '--no-cache wrote under the default cache root');
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl+C during the answer: "cancelled" on stderr, and the answer\'s line on stdout is ended first', async () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    const repo = manyFilesRepo(tmp);
+    // the story model runs on past 1,000 tokens here without an end-of-generation token
+    const child = spawn(process.execPath, [BIN, 'ask', '--repo', repo, '--model', model, '--no-cache', '--max-tokens', '1000', '--answer-room', '1000', 'Which part adds seven?']);
+    let stdout = '';
+    let stderr = '';
+    let interrupted = false;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString('utf8');
+      // the first piece of the answer: interrupt while the model is still writing it
+      if (!interrupted && stdout.trim().length > 0) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const [code] = (await once(child, 'close')) as [number | null];
+    assert.ok(interrupted, 'the answer started');
+    assert.equal(code, 130, stderr);
+    assert.equal(stderr.split('\n').at(-2), 'reposnap: error: cancelled');
+    assert.doesNotMatch(stderr, /^stats: /m, 'no stats for a cancelled answer');
+    assert.ok(stdout.endsWith('\n'), `the answer's last line is ended: ${JSON.stringify(stdout.slice(-40))}`);
+    assert.ok(!stdout.endsWith('\n\n') || stdout.trim().length === 0, 'one newline, no blank line');
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

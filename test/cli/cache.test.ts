@@ -125,7 +125,8 @@ test('damaged entries are reported once, removed and rebuilt; another cache type
   const repo = makeRepo('damage');
   const cache = path.join(tmp, 'cache-damage');
   ask(repo, cache, 'Who found the dog?');
-  const dir = fs.readdirSync(cache).map((d) => path.join(cache, d))[0]!;
+  // the repository's folder (the cache root also holds model-fingerprints.json)
+  const dir = fs.readdirSync(cache).map((d) => path.join(cache, d)).find((d) => fs.statSync(d).isDirectory())!;
   const [state] = fs.readdirSync(path.join(dir, 'prefix')).filter((f) => f.endsWith('.rsnp'));
   const file = path.join(dir, 'prefix', state!);
   fs.truncateSync(file, Math.floor(fs.statSync(file).size / 2));

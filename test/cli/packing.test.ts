@@ -35,10 +35,11 @@ before(() => {
 });
 after(() => fs.rmSync(repo, { recursive: true, force: true }));
 
+/** `reposnap ask` on the fixture; `--answer-room 2` packs for the 2-token answer, as the fixture's sizes were chosen for. */
 function run(...args: string[]) {
   return spawnSync(
     process.execPath,
-    [BIN, 'ask', '--no-cache', '--repo', repo, '--model', checkTinyModel(), '--context-size', '2048', '--max-tokens', '2', '--threads', '2', ...args, 'What does gamma7 return?'],
+    [BIN, 'ask', '--no-cache', '--repo', repo, '--model', checkTinyModel(), '--context-size', '2048', '--max-tokens', '2', '--answer-room', '2', '--threads', '2', ...args, 'What does gamma7 return?'],
     { encoding: 'utf8', timeout: 120_000 },
   );
 }

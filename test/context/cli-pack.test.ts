@@ -11,6 +11,7 @@ import { runPack, type PackIo } from '../../src/cli/pack';
 import { UsageError } from '../../src/cli/usage';
 import { PatternError } from '../../src/context/errors';
 import { loadModel } from '../../src/engine/model';
+import { packRepository } from '../../src/context/pack';
 import { checkTinyModel } from '../helpers/models';
 import { randomChars } from './fake-secrets';
 import { expectedSection, makeRepo } from './fixtures';
@@ -124,6 +125,44 @@ test('pack: usage errors', async (t) => {
   await assert.rejects(run(['--repo', root, '--model', path.join(root, 'none.gguf')]), /model file .* does not exist/);
   await assert.rejects(run(['--frobnicate']), UsageError);
   assert.match((await run(['--help'])).stdout, /^usage: reposnap pack/);
+});
+
+/** A TypeScript repository whose definitions reference each other (the ranked packing's PageRank has edges), and a README. */
+const RANKED_TREE = {
+  'src/store.ts': 'export function saveEntry(key: string): string {\n  return hashKey(key) + "/entry";\n}\n'.repeat(3) + 'export const STORE_LIMIT = 8;\n',
+  'src/hash.ts': 'export function hashKey(key: string): string {\n  return key.split("").reverse().join("");\n}\n',
+  'src/cli.ts': 'import { saveEntry } from "./store";\nimport { hashKey } from "./hash";\nexport function main(args: string[]): void {\n  for (const a of args) console.log(saveEntry(a), hashKey(a));\n}\n',
+  'src/util.ts': 'export function clamp(x: number, lo: number, hi: number): number {\n  return Math.min(hi, Math.max(lo, x));\n}\n'.repeat(4),
+  'README.md': '# tiny\n\nA store with hashed keys.\n'.repeat(6),
+};
+
+test('pack --packing ranked lists what ask would pack with the ranked packing: the same choice as packRepository makes', async (t) => {
+  const root = await makeRepo(t, RANKED_TREE);
+  const budget = 160;
+  const { code, stdout } = await run(['--repo', root, '--packing', 'ranked', '--budget', String(budget), '--json']);
+  assert.equal(code, 0);
+  const json = JSON.parse(stdout);
+  assert.equal(json.packing, 'ranked');
+  // the reference: the packer itself, with pack's approximate tokenizer
+  const direct = await packRepository(root, { tokenBudget: budget, packing: 'ranked', countTokens: (text) => Math.ceil(Buffer.byteLength(text, 'utf8') / 4) });
+  assert.deepEqual(
+    json.entries.filter((e: { status: string }) => e.status === 'included').map((e: { path: string }) => e.path),
+    direct.files.map((f) => f.path),
+  );
+  assert.ok(direct.sections.some((sec) => sec.kind === 'tree'), 'the ranked packing has a file tree');
+  assert.ok(direct.files.length < Object.keys(RANKED_TREE).length, 'the budget leaves files out of the full text');
+  assert.equal(json.totals.tokens, direct.totalTokens);
+  assert.ok(json.totals.tokens <= budget);
+  const text = (await run(['--repo', root, '--packing', 'ranked', '--budget', String(budget)])).stdout;
+  const sectionTokens = (kind: string) => direct.sections.filter((sec) => sec.kind === kind).reduce((n, sec) => n + sec.tokens, 0);
+  const parts = [['tree', 'file tree'], ['file', 'files in full'], ['map', 'repository map']].filter(([kind]) => direct.sections.some((sec) => sec.kind === kind));
+  assert.match(text, new RegExp(`\npacking     ranked: ${parts.map(([kind, label]) => `${label} ${sectionTokens(kind!)} tokens`).join(', ')}\n`));
+  assert.match(text, new RegExp(`\nbudget      ${budget} tokens \\(files chosen by rank\\)\n`));
+  // smallest-first stays the default, and the same flag's errors as ask's
+  assert.equal(JSON.parse((await run(['--repo', root, '--budget', String(budget), '--json'])).stdout).packing, 'smallest-first');
+  await assert.rejects(run(['--repo', root, '--packing', 'biggest']), (e: Error) => e instanceof UsageError && e.message === "--packing must be smallest-first or ranked (got 'biggest')");
+  await assert.rejects(run(['--repo', root, '--packing', 'ranked']), (e: Error) => e instanceof UsageError && /--packing ranked needs --budget <n>/.test(e.message));
+  assert.match((await run(['--help'])).stdout, /--packing smallest-first\|ranked/);
 });
 
 test('reposnap pack through the command-line entry point', async (t) => {

@@ -67,3 +67,12 @@ test('open files become sorted paths relative to the folder; files outside it an
   assert.deepEqual(recentFilesIn(root, open, 1), ['..x/e.ts']);
   assert.throws(() => recentFilesIn(root, open, -1), RangeError);
 });
+
+test('the extension packs for its reposnap.maxTokens setting: the answer room is the setting, the same for every question', () => {
+  const signal = new AbortController().signal;
+  assert.equal(DEFAULT_SETTINGS.maxTokens, 512);
+  const d = toAskRequest(params({}), model, signal);
+  assert.deepEqual([d.maxTokens, d.answerRoom], [512, 512]);
+  const long = toAskRequest(params({ maxTokens: 1500 }), model, signal);
+  assert.deepEqual([long.maxTokens, long.answerRoom], [1500, 1500]);
+});

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
-import { askRepository, DEFAULT_SNAP, QuestionTooLongError, REPOSITORY_SHARE, type AskRequest, type AskStats } from '../../src/pipeline/ask';
+import { AnswerRoomError, askRepository, defaultAnswerRoom, DEFAULT_SNAP, QuestionTooLongError, REPOSITORY_SHARE, type AskEvent, type AskRequest, type AskStats } from '../../src/pipeline/ask';
 import { checkRealModel, checkTinyModel } from '../helpers/models';
 
 let model: EngineModel;
@@ -97,8 +97,9 @@ test('a long thread drops its oldest turns, keeps the repository at least half o
     assert.ok(s.files > 0, `turn ${i}: the repository is still packed`);
     // the prompt is the repository prefix, then the thread: the thread's part is at most the rest
     const threadPart = s.L - s.prefixTokens;
-    // (less one file: the packer stops before a file that would not fit; these are ~80 tokens)
-    assert.ok(s.prefixTokens >= Math.ceil((contextSize - 48) * REPOSITORY_SHARE) - 100, `turn ${i}: the repository prefix keeps its share (${s.prefixTokens} tokens, thread ${threadPart})`);
+    // (less one file: the packer stops before a file that would not fit; these are ~80 tokens);
+    // the prompt is the context less the answer room (256 here), whatever the question's maxTokens
+    assert.ok(s.prefixTokens >= Math.ceil((contextSize - defaultAnswerRoom(contextSize)) * REPOSITORY_SHARE) - 100, `turn ${i}: the repository prefix keeps its share (${s.prefixTokens} tokens, thread ${threadPart})`);
     assert.ok(s.droppedTurns >= lastDropped, `turn ${i}: dropped turns never come back`);
     if (s.droppedTurns > 0) assert.ok(r.notices.some((n) => /oldest turn/.test(n)), `turn ${i}: the trim is announced`);
     lastDropped = s.droppedTurns;
@@ -134,7 +135,7 @@ test('a question longer than its room is refused with a clear error, not a stack
     assert.match(e.message, /--context-size/);
     return true;
   });
-  await assert.rejects(ask({ question, optionNames: { contextSize: 'the reposnap.contextSize setting', maxTokens: 'the reposnap.maxTokens setting' } }), (e: Error) => {
+  await assert.rejects(ask({ question, optionNames: { contextSize: 'the reposnap.contextSize setting', maxTokens: 'the reposnap.maxTokens setting', answerRoom: 'the reposnap.maxTokens setting' } }), (e: Error) => {
     assert.doesNotMatch(e.message, /--/, 'the extension names settings, never CLI flags');
     assert.match(e.message, /reposnap\.contextSize/);
     return true;
@@ -165,4 +166,70 @@ test("a thread written with another model keeps its text: the answers are tokeni
   } finally {
     real.dispose();
   }
+});
+
+test('two questions that differ only in maxTokens pack the same files and share one cached prefix; a maxTokens that cannot fit is refused before the prefill', async () => {
+  const store = openStore('max-tokens');
+  const question = 'Which part adds seven?';
+  const contextSize = 2048;
+  // the shorter answer first packs the same as the longer one (before, it packed 256 tokens' worth of files more)
+  const long = await ask({ question, store, contextSize, maxTokens: 400 });
+  assert.equal(long.stats.cache, 'miss');
+  assert.ok(long.stats.skipped > 0, 'the 60 files are more than the context holds: the budget decides what is packed');
+  const short = await ask({ question, store, contextSize, maxTokens: 200 });
+  assert.equal(short.stats.prefixTokens, long.stats.prefixTokens, 'the same repository prefix');
+  assert.equal(short.stats.files, long.stats.files);
+  assert.equal(short.stats.L, long.stats.L);
+  assert.equal(short.stats.cache, 'hit', 'the second question restores the first one\'s prefix');
+  // nothing of the repository is prefilled again: the whole prefix is restored (less SnapKV's
+  // window where it reaches into the prefix), and only the question part is prefilled
+  assert.equal(short.stats.reusedTokens, Math.min(short.stats.prefixTokens, short.stats.L - DEFAULT_SNAP.window));
+  assert.equal(short.stats.prefilledTokens, short.stats.L - short.stats.reusedTokens);
+  assert.ok(short.stats.prefilledTokens < 100, `prefilled ${short.stats.prefilledTokens} tokens of ${short.stats.L}`);
+  const counters = store.stats().counters;
+  assert.deepEqual([counters.misses, counters.fullHits, counters.partialHits], [1, 1, 0]);
+
+  // the room kept for the answer: 256 (an eighth of 2,048), plus what the question's reserve left free
+  const free = contextSize - long.stats.L;
+  assert.ok(free >= defaultAnswerRoom(contextSize), `free ${free}`);
+  // one token more than the prompt leaves: refused, with the number that fits, and nothing prefilled
+  const events: AskEvent['kind'][] = [];
+  await assert.rejects(
+    askRepository({ repo: REPO, model, snap: DEFAULT_SNAP, contextSize, maxTokens: free + 1, question, store, session: { threads: 2 } }, (e) => events.push(e.kind)),
+    (e: Error) => {
+      assert.ok(e instanceof AnswerRoomError, `${e.name}: ${e.message}`);
+      assert.equal(e.name, 'ContextOverflowError', "the CLI's code context_overflow, the chat's card");
+      assert.equal(e.fits, free);
+      assert.match(e.message, new RegExp(`^--max-tokens ${free + 1} does not fit: the prompt takes ${long.stats.L} of the context's ${contextSize} tokens, which leaves ${free} for the answer\\. Ask for ${free} or fewer, or raise --answer-room \\(256 now`));
+      return true;
+    },
+  );
+  assert.deepEqual(events.filter((k) => k === 'prefill' || k === 'cache' || k === 'token'), [], 'refused before the cache was read or anything prefilled');
+  // exactly what fits is served, from the same prefix, and never cut at the context's end
+  const all = await ask({ question, store, contextSize, maxTokens: free });
+  assert.equal(all.stats.cache, 'hit');
+  assert.notEqual(all.stats.stopReason, 'contextFull');
+  assert.ok(all.stats.decodeTokens <= free);
+});
+
+test('a question cancelled during its first prefill leaves no cache folder behind', async () => {
+  const dir = path.join(tmp, 'cancelled-store');
+  const store = CacheStore.open(dir, { onWarning: (m) => assert.fail(`unexpected cache warning: ${m}`) });
+  assert.ok(fs.existsSync(path.join(dir, 'prefix')), 'open() makes the folder');
+  const controller = new AbortController();
+  await assert.rejects(
+    askRepository({ repo: REPO, model, snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 8, question: 'What is here?', store, threadId: 'gone', signal: controller.signal, session: { threads: 2 } }, (e) => {
+      if (e.kind === 'prefill') controller.abort();
+    }),
+    (e: Error) => e.name === 'AbortError',
+  );
+  assert.equal(await store.removeIfEmpty(), true);
+  assert.equal(fs.existsSync(dir), false, 'the folder is gone');
+  assert.deepEqual(fs.readdirSync(tmp).filter((n) => n.startsWith('cancelled-store')), [], 'and its lock file');
+  // the store writes again after that: the next question makes the folder anew
+  const next = await ask({ question: 'What is here?', store, maxTokens: 4 });
+  assert.equal(next.stats.cache, 'miss');
+  assert.equal(store.stats().entries.length, 1);
+  assert.equal(await store.removeIfEmpty(), false, 'a folder with an entry stays');
+  assert.ok(fs.existsSync(path.join(dir, 'stats.json')));
 });

@@ -90,13 +90,13 @@ export interface PackedPrompt {
   questionRoom: number;
   /** Room for the retrieval section [tokens] (0 without retrieval). */
   retrievalRoom: number;
-  /** The answer's tokens kept free (askRepository's `maxTokens`). */
+  /** The answer's tokens kept free (askRepository's `answerRoom`; its `maxTokens` before the answer room existed). */
   answerTokens: number;
 }
 
 /**
  * Packs a repository for one packing, as askRepository does with `pack: { include, order: 'path',
- * packing, rankedShares }`, `retrievalShare`, `contextSize` and `maxTokens: answerTokens`.
+ * packing, rankedShares }`, `retrievalShare`, `contextSize` and `answerRoom: answerTokens`.
  * @throws what `packRepository` throws; Error when nothing is packed.
  */
 export async function packedPrompt(model: EngineModel, dir: string, include: readonly string[], packing: LargePacking, contextSize: number, answerTokens: number): Promise<PackedPrompt> {

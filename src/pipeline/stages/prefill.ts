@@ -6,6 +6,7 @@
  */
 import type { SessionStats } from '../../engine/session';
 import { concatTokens } from '../../prompt/prompt';
+import { checkAnswerRoom } from '../context-size';
 import { windowStart, type Question } from './question';
 import type { Restored } from './restore';
 
@@ -49,10 +50,14 @@ export interface Prefilled {
 /**
  * Prefills the question part: `suffix`, or on a continued thread (whose cache ends with the last
  * answer) the new turn, opened with `afterAnswer`.
+ * @throws AnswerRoomError (before prefilling) when a continued thread leaves too little of the
+ *   context for `maxTokens` ({@link checkAnswerRoom}).
  */
 export async function prefillQuestion(q: Question, r: Restored): Promise<Prefilled> {
   const { session, layout } = q;
   const tokens = r.continued ? concatTokens([layout.afterAnswer, q.questionTokens, layout.tail]) : q.suffix;
+  // a continued thread's cache ends where its last answer did: check the answer's room again from there
+  if (r.continued) checkAnswerRoom(q.contextSize, session.position + tokens.length, q.maxTokens, q.answerRoom, q.names);
   const done0 = r.continued ? 0 : q.prefix.length - r.reused;
   await session.prefill(tokens, {
     signal: q.req.signal,

@@ -10,6 +10,7 @@ import type { EngineSession } from '../../engine/session';
 import type { LayoutTokens } from '../../prompt/prompt';
 import type { AskEvent, AskRequest } from '../ask';
 import type { ContextReportInput } from '../context-report';
+import type { OptionNames } from '../context-size';
 
 /** One question on its way through the stages, after packing and fitting the thread. */
 export interface Question {
@@ -38,6 +39,12 @@ export interface Question {
   t0: number;
   /** Answer length limit [tokens]. */
   maxTokens: number;
+  /** Tokens the packer kept free for the answer (`AskRequest.answerRoom`, or `defaultAnswerRoom`). */
+  answerRoom: number;
+  /** The session's context [tokens]. */
+  contextSize: number;
+  /** How error messages name the options. */
+  names: OptionNames;
   /** The thread's turns in the prompt (the most recent ones that fit). */
   earlier: ThreadTurn[];
   /** Turns left out of the prompt, oldest first. */
