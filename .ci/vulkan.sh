@@ -46,10 +46,11 @@ export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
 
 # keep-all bit-identity and the float64 reference (snapkv), state files (state, state-format),
 # guards, shared cells (sequences), and a second compaction of a compacted cache with flash
-# attention on (vulkan: the lavapipe fault of issue 18); then a subset of the reference matrix:
+# attention on (vulkan: the lavapipe fault of issue 18), learned attention sinks in the scores
+# (attention-sinks: a chunk's slice of the sinks at an offset); then a subset of the reference matrix:
 # flash attention on with an f16 cache and off with an f32 cache (each x window x pooling x kernel
 # x budget, 36 cases), the two corners of its four tests
-tests=${VULKAN_TESTS:-"test/engine/snapkv.test.ts test/engine/state.test.ts test/engine/state-format.test.ts test/engine/guards.test.ts test/engine/sequences.test.ts test/engine/vulkan.test.ts"}
+tests=${VULKAN_TESTS:-"test/engine/snapkv.test.ts test/engine/state.test.ts test/engine/state-format.test.ts test/engine/guards.test.ts test/engine/sequences.test.ts test/engine/vulkan.test.ts test/engine/attention-sinks.test.ts"}
 status=0
 # shellcheck disable=SC2086
 node --import tsx --test --test-concurrency=1 $tests || status=1
