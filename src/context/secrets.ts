@@ -35,6 +35,7 @@
  */
 import path from 'node:path';
 import { findCredentialAssignments } from './credentials';
+import type { SkippedFile } from './types';
 
 /** One secret found in a text. */
 export interface SecretFinding {
@@ -242,4 +243,72 @@ function rangeIndex(starts: readonly number[], position: Position, length: numbe
 /** The `detail` of a file skipped as `'secret'`: the rule and where, never the value. */
 export function secretDetail(finding: SecretFinding): string {
   return `${finding.rule} secret at line ${finding.line}, column ${finding.column} (secretlint rules)`;
+}
+
+/**
+ * The secret decision on each file of one pack, made once per file on its whole text and
+ * followed by every stage that puts any of a file's text into the prompt: files in full, the
+ * repository map, question-time retrieval (`retrieveChunks`). A file with a secret anywhere is
+ * left out of all of them, reported once as `'secret'` (`skippedEntry`); a clean function of
+ * it is never quoted.
+ *
+ * Files are scanned when a stage is about to use them (`check`), or, for retrieval's
+ * candidates, kept unscanned (`defer`) until a question ranks one of their chunks (`verdictOf`):
+ * most never are, and scanning every file of a large repository up front costs seconds.
+ * Not shared across packs: a file's text can change between two.
+ */
+export class FileSecretVerdicts {
+  private readonly verdicts = new Map<string, { text: string; verdict: Promise<SecretFinding | undefined> }>();
+  private readonly deferred = new Map<string, string>();
+  private readonly findings = new Map<string, SecretFinding>();
+
+  /** `enabled` false (`PackOptions.skipSecrets: false`): every file is clean and nothing is scanned. */
+  constructor(readonly enabled: boolean = true) {}
+
+  /**
+   * The decision on the file at `path` (relative to the repository root) whose whole decoded
+   * content is `text`: the first secret `findSecret` finds, or `undefined`. Scanned on the
+   * first call for `path` (or its deferred text), remembered after; another `text` for the same
+   * path (an editor's unsaved document) is scanned anew and its decision replaces the old one.
+   * Rejects as `findSecret`.
+   */
+  check(path: string, text: string): Promise<SecretFinding | undefined> {
+    if (!this.enabled) return Promise.resolve(undefined);
+    const known = this.verdicts.get(path);
+    if (known !== undefined && known.text === text) return known.verdict;
+    this.deferred.delete(path);
+    const verdict = findSecret(text, path).then((finding) => {
+      if (this.verdicts.get(path)?.verdict === verdict) {
+        if (finding !== undefined) this.findings.set(path, finding);
+        else this.findings.delete(path);
+      }
+      return finding;
+    });
+    this.verdicts.set(path, { text, verdict });
+    return verdict;
+  }
+
+  /** Keeps `text`, the whole content of the file at `path`, for a later `verdictOf(path)`, without scanning it. */
+  defer(path: string, text: string): void {
+    if (this.enabled && !this.verdicts.has(path)) this.deferred.set(path, text);
+  }
+
+  /**
+   * The decision on a file given to `check` or `defer` before (scanning a deferred one now).
+   * Rejects with a `RangeError` for a path given to neither while enabled, and as `findSecret`.
+   */
+  verdictOf(path: string): Promise<SecretFinding | undefined> {
+    if (!this.enabled) return Promise.resolve(undefined);
+    const known = this.verdicts.get(path);
+    if (known !== undefined) return known.verdict;
+    const text = this.deferred.get(path);
+    if (text === undefined) return Promise.reject(new RangeError(`no text of ${path} to decide on: pass it to check or defer first`));
+    return this.check(path, text);
+  }
+
+  /** The file's entry for `PackResult.skipped` once it was found holding a secret: reason `'secret'`, the rule and where (`secretDetail`). */
+  skippedEntry(path: string): SkippedFile | undefined {
+    const finding = this.findings.get(path);
+    return finding === undefined ? undefined : { path, reason: 'secret', detail: secretDetail(finding) };
+  }
 }

@@ -12,7 +12,7 @@
  */
 import os from 'node:os';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
-import { packRepository } from '../context/pack';
+import { packRepository, withRetrievalSkips } from '../context/pack';
 import { retrieveChunks } from '../context/retrieve/retrieve';
 import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
@@ -124,7 +124,7 @@ async function prepareAndAnswer(
 
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
-  const pack = await packRepository(req.repo, {
+  let pack = await packRepository(req.repo, {
     ...req.pack,
     tokenBudget,
     maxFileBytes: req.maxFileBytes,
@@ -144,7 +144,9 @@ async function prepareAndAnswer(
   let retrievedFiles: { path: string; tokens: number; offset: number }[] = [];
   let retrievalText = '';
   if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
-    const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, signal: req.signal });
+    const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, secrets: pack.secrets, signal: req.signal });
+    // a file retrieval found holding a secret is reported as the packer reports its own
+    pack = withRetrievalSkips(pack, retrieved.skipped);
     if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
     retrievalText = retrieved.text;
     retrievedFiles = retrieved.spans;
