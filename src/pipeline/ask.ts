@@ -12,7 +12,9 @@
  */
 import os from 'node:os';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
+import { SecretRefusedError } from '../context/errors';
 import { packRepository, withRetrievalSkips } from '../context/pack';
+import { quotedFileRefusal } from '../context/quoted';
 import { retrieveChunks } from '../context/retrieve/retrieve';
 import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
@@ -137,6 +139,12 @@ async function prepareAndAnswer(
     },
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
   });
+  // a quoted file (an explanation's code) is decided on as the pack decides on its files, before
+  // anything reaches the model or the cache
+  if (req.quoted !== undefined && !req.prepareOnly) {
+    const refusal = await quotedFileRefusal(req.quoted, { secrets: pack.secrets, ...(req.pack?.exclude !== undefined ? { exclude: req.pack.exclude } : {}) });
+    if (refusal !== undefined) throw new SecretRefusedError(req.quoted.path, refusal);
+  }
   const sectionToks = pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text));
   const prefix = concatTokens([layout.head, ...sectionToks]);
   // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
