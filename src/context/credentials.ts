@@ -29,8 +29,9 @@
  *
  * Values are literals only: quoted strings (with `r`/`b`/`u`/`f` prefixes, `@` of
  * Objective-C), a bare word to the end of the line (`.env`, YAML, INI, properties, shell,
- * Dockerfile `ENV`; a trailing comment allowed), an XML element's text, and `Bearer`/`Basic`
- * credentials after `Authorization`. A call, an expression, a reference or a comparison with
+ * Dockerfile `ENV`; a trailing comment allowed), an XML element's text, `Bearer`/`Basic`
+ * credentials after `Authorization`, and the `value` of a name/value pair named by the key
+ * (Kubernetes and Compose `env` entries, ECS task definitions). A call, an expression, a reference or a comparison with
  * another variable is never a value.
  */
 
@@ -126,6 +127,26 @@ const TAIL = new RegExp(
 /** An XML element holding a value, at the key's end (sticky, after `<key`): group 1 the text. */
 const XML_TAIL = new RegExp(String.raw`>[ \t]*([^<\s]{${MIN_VALUE_CHARS},${MAX_VALUE_CHARS}})[ \t]*</`, 'y');
 
+/**
+ * A name/value pair whose name is the key, after it (sticky, at the key's end): Kubernetes and
+ * Compose `env` entries (`- name: DB_PASSWORD` then `  value: …` on the next line) and JSON ones
+ * (ECS task definitions: `{"name": "DB_PASSWORD", "value": "…"}`). Groups: 1 "…", 2 '…', 3 bare
+ * (to the end of the line).
+ */
+const NAME_VALUE_TAIL = new RegExp(
+  String.raw`["']?[ 	]*(?:
+?
+[ 	]*(?:-[ 	]+)?|,[ 	]*)["']?value["']?[ 	]*:[ 	]*` +
+    String.raw`(?:"([^"\
+]{0,${MAX_VALUE_CHARS}})"|'([^'\
+]{0,${MAX_VALUE_CHARS}})'|([^\s"'#,{}\[\]]{1,${MAX_VALUE_CHARS}})(?=[ 	]*(?:#.*)?
+?$))`,
+  'y',
+);
+
+/** What precedes the key of a name/value pair on its line: `name:` in YAML, `"name":` in JSON (the key's own quote excluded). */
+const NAME_BEFORE = /["']?name["']?[ 	]*:[ 	]*["']?$/;
+
 /** `Bearer`, `Basic` or `Token` and a space at the start of a quoted value (an Authorization header's). */
 const AUTH_SCHEME = /^(?:Bearer|Basic|Token)[ \t]+/;
 
@@ -205,7 +226,7 @@ export function isPlaceholderValue(value: string, bare: boolean): boolean {
  * value, `,` between a key and a value both in `'` or `"` quotes as in `define('DB_PASSWORD', '…')` or
  * `getenv("API_KEY", "…")`) or an XML element (`<password>…</password>`), then a literal
  * value that `isPlaceholderValue` rejects. The ranges cover the values, never the keys. Pure;
- * 6.6–13.7 ms per MB of source at load 7.7 (bench/secrets).
+ * 5.1–9.7 ms per MB of source at load 2.9, 6.6–13.7 at load 7.7 (bench/secrets).
  */
 export function findCredentialAssignments(text: string): CredentialAssignment[] {
   const found: CredentialAssignment[] = [];
@@ -238,6 +259,15 @@ function valueAfterKey(text: string, keyStart: number, keyEnd: number): { start:
     if (xml === null) return undefined;
     const start = keyEnd + xml[0].indexOf(xml[1]!);
     return isPlaceholderValue(xml[1]!, false) ? undefined : { start, end: start + xml[1]!.length };
+  }
+  const lineStart = text.lastIndexOf('\n', keyStart - 1) + 1;
+  if (NAME_BEFORE.test(text.slice(Math.max(lineStart, keyStart - 40), keyStart))) {
+    NAME_VALUE_TAIL.lastIndex = keyEnd;
+    const pair = NAME_VALUE_TAIL.exec(text);
+    if (pair === null) return undefined;
+    const value = pair[1] ?? pair[2] ?? pair[3]!;
+    const start = keyEnd + pair[0].length - value.length - (pair[3] !== undefined ? 0 : 1);
+    return isPlaceholderValue(value, pair[3] !== undefined) ? undefined : { start, end: start + value.length };
   }
   TAIL.lastIndex = keyEnd;
   const m = TAIL.exec(text);

@@ -32,7 +32,7 @@
  * load the rules once per process. The packer only scans files it is about to tokenize, so
  * the cost is bounded by the token budget. The generic credential rule's share, measured side
  * by side with the other rules (`bench/secrets/scan.ts`, `bench/results/secrets-generic.json`,
- * load 7.7): 6.6–13.7 ms/MB alone; findSecret 33–64 ms/MB without it and 40–76 with it over
+ * load 2.9): 5.1–9.7 ms/MB alone; findSecret 26–51 ms/MB without it and 31–62 with it over
  * node_modules, llama.cpp's sources and Python's standard library and Debian's packages (125 MB);
  * its 18 reports there are credential examples in documentation or a secret scanner's source.
  */

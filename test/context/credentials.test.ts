@@ -62,6 +62,8 @@ function cases(): Case[] {
     at('comparison with a literal', 'src/login.js', '\n', 'password', 'if (password === "', credential(20), '") grant();'),
     at('default of an environment read', 'app/env.py', '\n', 'SECRET_KEY', 'key = os.environ.get("SECRET_KEY", "', credential(21), '")'),
     at('kebab-case header name', 'conf/proxy.yaml', 'headers:\n', 'x-api-key', '  x-api-key: ', credential(22), ''),
+    at('Kubernetes env entry', 'k8s/deploy.yaml', 'env:\n  - name: DB_PASSWORD\n', 'DB_PASSWORD', '    value: ', credential(23), ''),
+    at('ECS name/value pair', 'ecs/task.json', '[\n', 'API_TOKEN', '  {"name": "API_TOKEN", "value": "', credential(24), '"}'),
   ];
 }
 
@@ -101,6 +103,9 @@ const NOT_CREDENTIALS = [
   'password: Secret123',
   'monkey = "Xq9-k2hP9zQw7xY4m"',
   'label: "Password", hint: "At least 8 characters"',
+  '- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}',
+  '- name: DB_PASSWORD\n  value: ""',
+  '- name: DB_HOST\n  value: Xq9-k2hP9zQw7xY4m',
 ];
 
 test('the words of a key: camelCase, acronyms, snake_case, kebab-case and dotted paths split, trailing digits dropped', () => {
@@ -136,6 +141,7 @@ test('Shannon entropy in bits per character, checked by hand', () => {
 });
 
 test('every assignment form is found at its value, with its key, and findSecret reports it as generic-credential there', async () => {
+  assert.equal(cases().length, 24);
   for (const c of cases()) {
     assert.equal(c.content.split('\n')[c.line - 1]!.indexOf(c.value) + 1, c.column, `${c.kind}: the fixture's column`);
     const found = findCredentialAssignments(c.content);
@@ -146,6 +152,7 @@ test('every assignment form is found at its value, with its key, and findSecret 
 });
 
 test('placeholders, templates, references, calls, paths and ordinary code are not credentials', async () => {
+  assert.equal(NOT_CREDENTIALS.length, 37);
   for (const line of NOT_CREDENTIALS) {
     assert.deepEqual(findCredentialAssignments(line), [], line);
     assert.equal(await findSecret(`${line}\n`, 'src/x.ts'), undefined, line);
