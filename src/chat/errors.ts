@@ -7,8 +7,8 @@
  *
  * The classes are recognised by `Error.name`, which survives the engine process's IPC
  * (src/host/protocol.ts `WireError`): ModelResolveError, ModelLoadError, ContextSizeError,
- * ContextOverflowError, QuestionTooLongError, PatternError, SnapRefusedError, StateFileError,
- * EngineCrashedError, NoWorkspaceError, NoModelChosenError.
+ * ContextOverflowError, QuestionTooLongError, PatternError, SnapRefusedError, SecretRefusedError,
+ * StateFileError, EngineCrashedError, NoWorkspaceError, NoModelChosenError.
  */
 import path from 'node:path';
 import type { ErrorAction, ErrorCard } from './protocol';
@@ -92,6 +92,8 @@ export function errorCard(f: FailureInfo): ErrorCard {
     }
     case 'SnapRefusedError':
       return card('SnapKV cannot compress this model', [openSettings('reposnap.snap'), SHOW_LOG]);
+    case 'SecretRefusedError':
+      return card('This file holds a secret', [openSettings('reposnap.exclude'), SHOW_LOG]);
     case 'StateFileError':
       return card('The cache could not be read', [RETRY, SHOW_LOG]);
     case 'EngineCrashedError': {

@@ -79,3 +79,25 @@ export class PatternError extends Error {
     this.name = 'PatternError';
   }
 }
+
+/**
+ * A question that quotes a file the packer leaves out for its secrets (`quotedFileRefusal`: an
+ * explanation of code in `.env`, or in a file holding a credential anywhere), refused before
+ * anything is prefilled or saved, so that the quoted code reaches neither the model, its KV
+ * cache nor the cache files. `message` names the file and the reason (the rule and where, never
+ * the value) and how to bring the file back.
+ */
+export class SecretRefusedError extends Error {
+  constructor(
+    /** The quoted file's path, as the question gave it. */
+    readonly path: string,
+    /** Why: `secret exclude '.env'` or a `secretDetail`. */
+    readonly reason: string,
+  ) {
+    super(
+      `${path} is kept out of the prompt (${reason}): RepoSnap does not send a file holding a secret to the model. ` +
+        'Move the secret out of the file, or mark a false alarm with a secretlint-disable-line comment (a credential file by name: a negation in the exclude patterns).',
+    );
+    this.name = 'SecretRefusedError';
+  }
+}

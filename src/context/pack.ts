@@ -1,7 +1,7 @@
 import { throwIfAborted, raceAbort } from './errors';
 import { DEFAULT_MAX_FILE_BYTES, readTextFile, type FileVerdict, type TextEncodingName } from './filter';
 import { createYielder, type ContextFs } from './fsapi';
-import { findSecret, secretDetail } from './secrets';
+import { FileSecretVerdicts, secretDetail } from './secrets';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTruncation } from './walk';
@@ -13,6 +13,7 @@ export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
 export type { TextEncodingName } from './filter';
 export type { MappedFile, PackSection, RankedShares } from './ranked';
 export type { Chunk } from './retrieve/chunks';
+export { FileSecretVerdicts } from './secrets';
 
 /**
  * How files are chosen when the repository does not fit the budget:
@@ -181,6 +182,13 @@ export interface PackResult {
    * for question-time retrieval (`retrieveChunks`); else empty.
    */
   retrievable: Chunk[];
+  /**
+   * The secret decision on each file, made once on its whole text (`FileSecretVerdicts`):
+   * question-time retrieval asks it before quoting a chunk of `retrievable` (`retrieveChunks`),
+   * so that a file with a secret anywhere is never quoted, and reports such a file as this pack
+   * reports its own (`skippedEntry`; see `withRetrievalSkips`).
+   */
+  secrets: FileSecretVerdicts;
   /** How files were chosen. */
   packing: Packing;
   /** Files (and directories) looked at but not included, with reasons, in code-unit order of `path`. */
@@ -269,6 +277,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
   const skipSecrets = options.skipSecrets ?? true;
   const maxWalkEntries = options.maxWalkEntries ?? DEFAULT_MAX_WALK_ENTRIES;
   const packing = options.packing ?? 'smallest-first';
+  const secrets = new FileSecretVerdicts(skipSecrets);
   if (packing !== 'smallest-first' && packing !== 'ranked') throw new RangeError(`packing must be 'smallest-first' or 'ranked', got ${String(packing)}`);
   const shares = { ...DEFAULT_RANKED_SHARES, ...options.rankedShares };
   if (!(shares.tree >= 0 && shares.tree <= 1 && shares.full >= 0 && shares.full <= 1)) {
@@ -301,7 +310,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
       countTokens,
       maxFileBytes,
       skipGenerated: options.skipGenerated ?? true,
-      skipSecrets,
+      secrets,
       readAhead,
       recentFiles: options.recentFiles ?? [],
       shares,
@@ -324,6 +333,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
       sections,
       mapped: ranked.mapped,
       retrievable: ranked.chunks,
+      secrets,
       packing,
       skipped,
       ignored: walked.ignored,
@@ -394,7 +404,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     }
 
     if (skipSecrets) {
-      const secret = await raceAbort(findSecret(verdict.text, file.path), signal);
+      const secret = await raceAbort(secrets.check(file.path, verdict.text), signal);
       if (secret !== undefined) {
         skipped.push({ path: file.path, reason: 'secret', detail: secretDetail(secret) });
         continue;
@@ -432,6 +442,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     sections: kept.map((f) => ({ kind: 'file', path: f.path, text: f.text, tokens: f.tokens })),
     mapped: [],
     retrievable: [],
+    secrets,
     packing,
     skipped,
     ignored: walked.ignored,
@@ -470,4 +481,18 @@ function depth(p: string): number {
   let n = 0;
   for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) n++;
   return n;
+}
+
+/**
+ * `pack` with the files that question-time retrieval found holding a secret (`Retrieved.skipped`)
+ * reported as the packer reports its own: each one's entry in `skipped` (there as
+ * `'over-budget'`, "neither in full nor in the repository map") replaced by the `'secret'` entry
+ * (`FileSecretVerdicts.skippedEntry`), in the same code-unit order of paths. `pack` itself is not
+ * changed; returns it unchanged when `found` is empty.
+ */
+export function withRetrievalSkips(pack: PackResult, found: readonly SkippedFile[]): PackResult {
+  if (found.length === 0) return pack;
+  const byPath = new Map(found.map((s) => [s.path, s]));
+  const skipped = pack.skipped.filter((s) => !byPath.has(s.path)).concat(found).sort((a, b) => compareCodeUnits(a.path, b.path));
+  return { ...pack, skipped };
 }

@@ -4,12 +4,12 @@ import { createYielder, type ContextFs } from './fsapi';
 import { fitSection, type FittedSection } from './budget';
 import { TagsCache } from './map/cache';
 import { grammarForPath } from './map/languages';
-import { formatMapBlock, formatRepositoryMap, mapBlockSource, REPOSITORY_MAP_TITLE } from './map/repomap';
+import { formatMapBlock, formatRepositoryMap, REPOSITORY_MAP_TITLE } from './map/repomap';
 import type { FileTags } from './map/tags';
 import { compactTreeLines, fileTreeLines, formatFileTree } from './map/tree';
 import { rankFilesPaced } from './rank/rank';
 import { chunksOf, type Chunk } from './retrieve/chunks';
-import { findSecret, secretDetail } from './secrets';
+import { secretDetail, type FileSecretVerdicts } from './secrets';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type SkippedFile } from './types';
 import type { WalkedFile } from './walk';
@@ -85,7 +85,8 @@ export interface RankedInput {
   countTokens: (text: string) => number | Promise<number>;
   maxFileBytes: number;
   skipGenerated: boolean;
-  skipSecrets: boolean;
+  /** The pack's secret decision per file (disabled when secrets are not skipped). */
+  secrets: FileSecretVerdicts;
   readAhead: number;
   recentFiles: readonly string[];
   shares: Required<RankedShares>;
@@ -104,8 +105,9 @@ export interface RankedOutput {
   skipped: SkippedFile[];
   /**
    * Retrieval chunks (`chunksOf`) of the parsed files not in full and not known to hold a
-   * secret, in rank order of their files. Files never secret-scanned are among them: retrieval
-   * scans the chunks it quotes (`retrieveChunks`).
+   * secret, in rank order of their files. Files never secret-scanned are among them: their
+   * whole text is deferred to `secrets` (`FileSecretVerdicts.defer`), which retrieval asks
+   * before quoting any chunk of theirs (`retrieveChunks`).
    */
   chunks: Chunk[];
 }
@@ -134,10 +136,11 @@ const YIELD_EVERY_MS = 10;
  *    tokenizing. Then, when `shares.smallest` > 0, the other files smallest first (smallest-first's
  *    keep order) the same way, while the tree and the files stay within `shares.full`.
  * 5. Repository map of the other parsed files (their definitions with line numbers and
- *    signatures), by rank, within what is left of the budget; the blocks the fit chooses are
- *    secret-scanned (the whole source lines of their signatures, `mapBlockSource`, not the cut
- *    signatures), and one holding a secret is left out as `'secret'` and the map fitted again
- *    (blocks never chosen are never scanned: at 20,000 files scanning every block took seconds).
+ *    signatures), by rank, within what is left of the budget; the files of the blocks the fit
+ *    chooses are secret-scanned whole (`secrets.check`: a file with a secret anywhere is left out
+ *    entirely, not only one whose signatures hold it), and one holding a secret is left out as
+ *    `'secret'` and the map fitted again (files of blocks never chosen are not scanned here: at
+ *    20,000 files scanning every one took seconds).
  * 6. Spill: budget the map did not use goes to more files in full (by rank), and the map is
  *    fitted again without them.
  *
@@ -247,7 +250,6 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   // Lowest tokens per character of any section counted so far: a file whose text would need
   // more than half that rate's tokens than the room left is not tokenized (as in smallest-first).
   let minTokensPerChar = Infinity;
-  const scanned = new Set<number>();
   /** Keeps file `i` in full when its section fits `room` tokens and holds no secret. */
   const tryFull = async (i: number, room: number): Promise<boolean> => {
     const { file, verdict } = texts[i]!;
@@ -263,13 +265,10 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
     }
     if (tokens > room) return false;
     // scanned only when it would be kept (50-100 ms per MB)
-    if (input.skipSecrets && !scanned.has(i)) {
-      scanned.add(i);
-      const secret = await raceAbort(findSecret(verdict.text, file.path), signal);
-      if (secret !== undefined) {
-        secretOf.set(i, secretDetail(secret));
-        return false;
-      }
+    const secret = await raceAbort(input.secrets.check(file.path, verdict.text), signal);
+    if (secret !== undefined) {
+      secretOf.set(i, secretDetail(secret));
+      return false;
     }
     full.push({ path: file.path, bytes: verdict.bytes, tokens, text, mtimeMs: verdict.mtimeMs, verdict, rank: ranks[i]! });
     return true;
@@ -300,9 +299,9 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
     }
   }
 
-  // 5. the map of the other parsed files; a block is secret-scanned only once the fit chooses it
-  // (scanning all of them took ~8 s at 20,000 files), and the map is fitted again without the
-  // blocks found holding one
+  // 5. the map of the other parsed files; a block's file is secret-scanned only once the fit
+  // chooses the block (scanning all of them took seconds at 20,000 files), and the map is fitted
+  // again without the blocks of files found holding one
   const blockOf = new Map<number, string>();
   for (const i of order) {
     await maybeYield();
@@ -325,16 +324,14 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   const fitMap = async (budget: number) => {
     for (;;) {
       const fitted = await fitMapOnce(budget);
-      if (!input.skipSecrets) return fitted;
       let clean = true;
       for (const i of fitted.files) {
         if (blockScanned.has(i)) continue;
         blockScanned.add(i);
-        // the signatures' whole lines: a signature cut at SIGNATURE_MAX_CHARS can hide a secret's end
-        const source = mapBlockSource(texts[i]!.verdict.text, texts[i]!.tags!.definitions);
-        const secret = await raceAbort(findSecret(source.text, texts[i]!.file.path), signal);
+        // the whole file: its policy is the file's, not its signatures' (a cut signature could hide a secret's end too)
+        const secret = await raceAbort(input.secrets.check(texts[i]!.file.path, texts[i]!.verdict.text), signal);
         if (secret !== undefined) {
-          secretOf.set(i, secretDetail({ ...secret, line: source.lines[secret.line - 1] ?? secret.line }));
+          secretOf.set(i, secretDetail(secret));
           blockOf.delete(i);
           clean = false;
         }
@@ -395,7 +392,11 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
     await maybeYield();
     throwIfAborted(signal);
     const t = texts[i]!;
-    if (!inFull.has(i) && !secretOf.has(i) && t.tags !== undefined) chunks.push(...chunksOf(t.file.path, t.verdict.text, t.tags));
+    if (inFull.has(i) || secretOf.has(i) || t.tags === undefined) continue;
+    const own = chunksOf(t.file.path, t.verdict.text, t.tags);
+    if (own.length === 0) continue;
+    input.secrets.defer(t.file.path, t.verdict.text);
+    chunks.push(...own);
   }
   return { full, tree: { text: tree.text, tokens: tree.tokens }, map: { text: map.text, tokens: map.tokens }, mapped, skipped, chunks };
 }

@@ -11,8 +11,12 @@
  * Groq, Hugging Face, Linear, Notion, Figma, Databricks, Vercel, SendGrid, Shopify, 1Password,
  * HashiCorp Vault, Grafana and Docker Hub tokens, GCP service-account keys, and credentials
  * in URLs (basic auth, database connection strings; placeholders such as `password` or
- * `${VAR}` are not reported). RepoSnap adds one rule of its own for the two kinds the preset
- * lacks: Stripe secret and restricted keys and Google API keys. A line marked
+ * `${VAR}` are not reported). RepoSnap adds one rule of its own for what the preset lacks:
+ * Stripe secret and restricted keys, Google API keys, and generic credential assignments
+ * (`DB_PASSWORD = "…"`, `"apiKey": "…"`, `password: …` in YAML, `<password>…</password>`;
+ * `findCredentialAssignments`, credentials.ts, ported from gitleaks' `generic-api-key` and
+ * detect-secrets' `KeywordDetector`), reported as `'generic-credential'` only when no specific
+ * rule found anything in the text. A line marked
  * `secretlint-disable-line` (or `secretlint-disable-next-line` above it, or a block between
  * `secretlint-disable` and `secretlint-enable` comments) is not reported, as in secretlint.
  *
@@ -26,9 +30,15 @@
  * (llama.cpp's sources, 27 MB in 2,119 files: 50 ms/MB; node_modules, 64 MB in 14,342 files:
  * 59 ms/MB, 4 reports, all credential-shaped strings in test fixtures), and about 100 ms to
  * load the rules once per process. The packer only scans files it is about to tokenize, so
- * the cost is bounded by the token budget.
+ * the cost is bounded by the token budget. The generic credential rule's share, measured side
+ * by side with the other rules (`bench/secrets/scan.ts`, `bench/results/secrets-generic.json`,
+ * load 2.9): 5.1–9.7 ms/MB alone; findSecret 26–51 ms/MB without it and 31–62 with it over
+ * node_modules, llama.cpp's sources and Python's standard library and Debian's packages (125 MB);
+ * its 18 reports there are credential examples in documentation or a secret scanner's source.
  */
 import path from 'node:path';
+import { findCredentialAssignments } from './credentials';
+import type { SkippedFile } from './types';
 
 /** One secret found in a text. */
 export interface SecretFinding {
@@ -78,6 +88,9 @@ interface Rule {
 /** The id of RepoSnap's own rule. */
 const OWN_RULE_ID = 'reposnap/secret-tokens';
 
+/** The message id (and `SecretFinding.rule`) of a generic credential assignment (`findCredentialAssignments`). */
+export const GENERIC_CREDENTIAL_RULE = 'generic-credential';
+
 /**
  * Token formats the preset lacks, each with the rule name reported for it. Both are fixed
  * prefixes followed by long random alphanumerics, bounded so that identifiers that merely
@@ -90,11 +103,16 @@ const OWN_PATTERNS: ReadonlyArray<{ rule: string; pattern: RegExp }> = [
   { rule: 'google-api-key', pattern: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g },
 ];
 
-/** RepoSnap's rule: reports every match of `OWN_PATTERNS`, with the pattern's name as message id. */
+/**
+ * RepoSnap's rule: reports every match of `OWN_PATTERNS`, with the pattern's name as message
+ * id, and, unless the options say `{ genericCredentials: false }`, every generic credential
+ * assignment's value (`GENERIC_CREDENTIAL_RULE`).
+ */
 const ownRule: Rule = {
   meta: { id: OWN_RULE_ID },
-  create(context) {
+  create(context, options) {
     const t = context.createTranslator({});
+    const generic = (options as { genericCredentials?: boolean }).genericCredentials ?? true;
     return {
       file(source) {
         for (const { rule, pattern } of OWN_PATTERNS) {
@@ -102,6 +120,9 @@ const ownRule: Rule = {
             const start = match.index ?? 0;
             context.report({ message: t(rule), range: [start, start + match[0].length] });
           }
+        }
+        if (generic) {
+          for (const { start, end } of findCredentialAssignments(source.content)) context.report({ message: t(GENERIC_CREDENTIAL_RULE), range: [start, end] });
         }
       },
     };
@@ -145,16 +166,27 @@ function positionOf(starts: readonly number[], index: number): Position {
   return { line: lo + 1, column: index - starts[lo]! };
 }
 
+/** Options of `findSecret`. */
+export interface FindSecretOptions {
+  /**
+   * Also report generic credential assignments (`GENERIC_CREDENTIAL_RULE`). Default true;
+   * false only to measure the rule's cost and reports against the others (bench/secrets).
+   */
+  genericCredentials?: boolean;
+}
+
 /**
  * Scans `text` (a file's decoded content) with every rule and returns the first secret found,
- * in text order, or `undefined` when there is none. `name` (the file's path relative to the
+ * in text order, or `undefined` when there is none. A generic credential assignment is
+ * returned only when no other rule found anything (a token in `token = "ghp_…"` is reported
+ * as `'github'`, where it starts). `name` (the file's path relative to the
  * repository) lets the rules that depend on the file type apply (`.npmrc`, `package.json`,
  * `.json` service-account keys); the file is never opened. The secret's value is not
  * returned, so that it cannot reach a manifest or a log.
  *
  * Errors: rejects only when the rules cannot be loaded (a broken installation).
  */
-export async function findSecret(text: string, name?: string): Promise<SecretFinding | undefined> {
+export async function findSecret(text: string, name?: string, options: FindSecretOptions = {}): Promise<SecretFinding | undefined> {
   const rules = await loadRules();
   const starts = lineStarts(text);
   const ext = name === undefined ? '' : path.posix.extname(name);
@@ -177,17 +209,25 @@ export async function findSecret(text: string, name?: string): Promise<SecretFin
       report: ({ message, range }) => void reports.push({ ruleId, messageId: message.messageId, range }),
       ignore: ({ range, targetRuleId }) => void ignores.push({ range, ...(targetRuleId !== undefined ? { targetRuleId } : {}) }),
     };
-    await rule.create(context, RULE_OPTIONS[ruleId] ?? {}).file?.(source);
+    const ruleOptions = ruleId === OWN_RULE_ID ? { genericCredentials: options.genericCredentials ?? true } : (RULE_OPTIONS[ruleId] ?? {});
+    await rule.create(context, ruleOptions).file?.(source);
   }
   // secretlint's filter: a report inside a disabled range, for that rule or for all ('*')
   const inside = (i: number, [start, end]: readonly [number, number]): boolean => start <= i && i <= end;
+  // the first report in text order, a specific rule's before any generic credential's
   let first: (typeof reports)[number] | undefined;
+  let firstGeneric: (typeof reports)[number] | undefined;
   for (const report of reports) {
     const ignored = ignores.some(
       (ig) => inside(report.range[0], ig.range) && inside(report.range[1], ig.range) && (ig.targetRuleId === undefined || ig.targetRuleId === '*' || ig.targetRuleId === report.ruleId),
     );
-    if (!ignored && (first === undefined || report.range[0] < first.range[0])) first = report;
+    if (ignored) continue;
+    const generic = report.ruleId === OWN_RULE_ID && report.messageId === GENERIC_CREDENTIAL_RULE;
+    if (generic) {
+      if (firstGeneric === undefined || report.range[0] < firstGeneric.range[0]) firstGeneric = report;
+    } else if (first === undefined || report.range[0] < first.range[0]) first = report;
   }
+  first ??= firstGeneric;
   if (first === undefined) return undefined;
   const { line, column } = positionOf(starts, first.range[0]);
   return {
@@ -206,4 +246,72 @@ function rangeIndex(starts: readonly number[], position: Position, length: numbe
 /** The `detail` of a file skipped as `'secret'`: the rule and where, never the value. */
 export function secretDetail(finding: SecretFinding): string {
   return `${finding.rule} secret at line ${finding.line}, column ${finding.column} (secretlint rules)`;
+}
+
+/**
+ * The secret decision on each file of one pack, made once per file on its whole text and
+ * followed by every stage that puts any of a file's text into the prompt: files in full, the
+ * repository map, question-time retrieval (`retrieveChunks`). A file with a secret anywhere is
+ * left out of all of them, reported once as `'secret'` (`skippedEntry`); a clean function of
+ * it is never quoted.
+ *
+ * Files are scanned when a stage is about to use them (`check`), or, for retrieval's
+ * candidates, kept unscanned (`defer`) until a question ranks one of their chunks (`verdictOf`):
+ * most never are, and scanning every file of a large repository up front costs seconds.
+ * Not shared across packs: a file's text can change between two.
+ */
+export class FileSecretVerdicts {
+  private readonly verdicts = new Map<string, { text: string; verdict: Promise<SecretFinding | undefined> }>();
+  private readonly deferred = new Map<string, string>();
+  private readonly findings = new Map<string, SecretFinding>();
+
+  /** `enabled` false (`PackOptions.skipSecrets: false`): every file is clean and nothing is scanned. */
+  constructor(readonly enabled: boolean = true) {}
+
+  /**
+   * The decision on the file at `path` (relative to the repository root) whose whole decoded
+   * content is `text`: the first secret `findSecret` finds, or `undefined`. Scanned on the
+   * first call for `path` (or its deferred text), remembered after; another `text` for the same
+   * path (an editor's unsaved document) is scanned anew and its decision replaces the old one.
+   * Rejects as `findSecret`.
+   */
+  check(path: string, text: string): Promise<SecretFinding | undefined> {
+    if (!this.enabled) return Promise.resolve(undefined);
+    const known = this.verdicts.get(path);
+    if (known !== undefined && known.text === text) return known.verdict;
+    this.deferred.delete(path);
+    const verdict = findSecret(text, path).then((finding) => {
+      if (this.verdicts.get(path)?.verdict === verdict) {
+        if (finding !== undefined) this.findings.set(path, finding);
+        else this.findings.delete(path);
+      }
+      return finding;
+    });
+    this.verdicts.set(path, { text, verdict });
+    return verdict;
+  }
+
+  /** Keeps `text`, the whole content of the file at `path`, for a later `verdictOf(path)`, without scanning it. */
+  defer(path: string, text: string): void {
+    if (this.enabled && !this.verdicts.has(path)) this.deferred.set(path, text);
+  }
+
+  /**
+   * The decision on a file given to `check` or `defer` before (scanning a deferred one now).
+   * Rejects with a `RangeError` for a path given to neither while enabled, and as `findSecret`.
+   */
+  verdictOf(path: string): Promise<SecretFinding | undefined> {
+    if (!this.enabled) return Promise.resolve(undefined);
+    const known = this.verdicts.get(path);
+    if (known !== undefined) return known.verdict;
+    const text = this.deferred.get(path);
+    if (text === undefined) return Promise.reject(new RangeError(`no text of ${path} to decide on: pass it to check or defer first`));
+    return this.check(path, text);
+  }
+
+  /** The file's entry for `PackResult.skipped` once it was found holding a secret: reason `'secret'`, the rule and where (`secretDetail`). */
+  skippedEntry(path: string): SkippedFile | undefined {
+    const finding = this.findings.get(path);
+    return finding === undefined ? undefined : { path, reason: 'secret', detail: secretDetail(finding) };
+  }
 }

@@ -13,6 +13,7 @@ import { badgeText, downloadProgressOf, type ChatMessage, type ErrorCard } from 
 import { messageId } from '../chat/threads';
 import { answerStats, failureCard, progressOf, WAITING_PROGRESS, type ChatViewProvider } from '../chat/view';
 import { AbortError } from '../engine/errors';
+import type { QuotedFile } from '../context/quoted';
 import type { EngineService } from '../host/service';
 import type { WireAskStats } from '../host/protocol';
 import { anchorLine, explanationKey, needsScroll } from './placement';
@@ -30,6 +31,8 @@ interface Explanation {
   running: boolean;
   thread: vscode.CommentThread;
   question: string;
+  /** The explained document (path and whole text): the engine refuses it when the packer would leave it out for its secrets. */
+  quoted: QuotedFile;
   title: string;
   text: string;
   stats?: WireAskStats;
@@ -89,6 +92,8 @@ export class ExplainController implements vscode.Disposable {
       code: doc.getText(range),
       symbol,
     });
+    // the whole document, not only the range: a file with a secret anywhere is not explained
+    const quoted: QuotedFile = { path: rel, text: doc.getText() };
     const key = explanationKey(uri.toString(), range, symbolPath ?? symbol);
     const anchor = new vscode.Range(range.start, range.start);
     let ex = this.explanations.get(key);
@@ -100,6 +105,7 @@ export class ExplainController implements vscode.Disposable {
       // an unchanged range is not sent again: each change makes the editor re-render the widget
       if (!ex.thread.range?.isEqual(anchor)) ex.thread.range = anchor;
       ex.question = question;
+      ex.quoted = quoted;
       ex.text = '';
       ex.stats = undefined;
       ex.error = undefined;
@@ -115,6 +121,7 @@ export class ExplainController implements vscode.Disposable {
         running: false,
         thread,
         question,
+        quoted,
         title: symbol ? `Explain ${symbol}` : `Explain ${rel}:${range.start.line + 1}`,
         text: '',
         controller: new AbortController(),
@@ -142,6 +149,7 @@ export class ExplainController implements vscode.Disposable {
       ex.stats = await this.engine.ask({
         threadId: explainThreadId(ex.runId),
         question: ex.question,
+        quoted: ex.quoted,
         source: 'explain',
         signal: ex.controller.signal,
         onWait: () => this.show(ex, `_${WAITING_PROGRESS.label}_`),

@@ -30,7 +30,7 @@ export interface ModelSpec {
  * (host/request.ts); the engine adds the loaded model, the store, the abort signal and its parse
  * cache (host/engine.ts, `toAskRequest`).
  */
-export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'contextSize' | 'maxTokens' | 'maxFileBytes' | 'retrievalShare' | 'forkFrom' | 'prepareOnly'> & {
+export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'contextSize' | 'maxTokens' | 'maxFileBytes' | 'retrievalShare' | 'forkFrom' | 'prepareOnly' | 'quoted'> & {
   /** The chat thread (or explanation) the question belongs to; the cache store keys follow-ups on it. */
   threadId: string;
   model: ModelSpec;
@@ -134,6 +134,7 @@ export function parseToHost(x: unknown): ToHost | undefined {
       if (p.cacheDir !== undefined && !isStr(p.cacheDir)) return undefined;
       if (p.forkFrom !== undefined && !isStr(p.forkFrom)) return undefined;
       if (p.prepareOnly !== undefined && typeof p.prepareOnly !== 'boolean') return undefined;
+      if (p.quoted !== undefined && !(isObj(p.quoted) && isStr(p.quoted.path) && isStr(p.quoted.text))) return undefined;
       return x as unknown as ToHost;
     }
     case 'cancel':

@@ -4,6 +4,7 @@
  * engine process never reads the settings. Plain TypeScript, no `vscode` import.
  */
 import type { ReposnapSettings } from '../config/settings';
+import type { QuotedFile } from '../context/quoted';
 import type { AskParams, ModelSpec } from './protocol';
 
 /** What a request names besides the settings: the thread, the folder, the question, the model file, the cache folder. */
@@ -24,6 +25,8 @@ export interface AskTarget {
   prepareOnly?: boolean;
   /** Files open in the window's editors, relative to `repo`, sorted; used by the ranked packing only. */
   recentFiles?: string[];
+  /** The file whose code the question quotes (an explanation's document and its whole text): `AskRequest.quoted`. */
+  quoted?: QuotedFile;
 }
 
 /**
@@ -52,5 +55,6 @@ export function askParams(settings: ReposnapSettings, target: AskTarget): AskPar
     retrievalShare: ranked ? s.retrievalShare : 0,
     ...(target.cacheDir !== undefined ? { cacheDir: target.cacheDir } : {}),
     ...(target.prepareOnly !== undefined ? { prepareOnly: target.prepareOnly } : {}),
+    ...(target.quoted !== undefined ? { quoted: target.quoted } : {}),
   };
 }

@@ -18,6 +18,7 @@ import { AnswerQueue } from '../chat/queue';
 import { DEFAULT_MODEL_DOWNLOAD, formatSize, modelChoice, NoModelChosenError, type ModelChoice } from '../chat/welcome';
 import type { QuestionRecords } from '../stats/records';
 import type { StatusBar } from '../stats/status';
+import type { QuotedFile } from '../context/quoted';
 import { EngineClient, EngineCrashedError } from './client';
 import type { WireAskEvent, WireAskStats } from './protocol';
 import { RecentSaves } from './recent-files';
@@ -30,6 +31,8 @@ export interface ServiceAsk {
   forkFrom?: string;
   question: string;
   source: 'chat' | 'explain';
+  /** The file whose code the question quotes (an explanation): refused when the packer would leave it out for its secrets. */
+  quoted?: QuotedFile;
   signal?: AbortSignal;
   onEvent?: (e: WireAskEvent) => void;
   /** Called once when the question has to wait for another answer to end (one answer at a time). */
@@ -137,7 +140,16 @@ export class EngineService implements vscode.Disposable {
       this.build ??= await selectEngineBuild(settings.GPU, this.context.extensionPath);
       this.status.set({ state: 'packing' });
       const stats = await this.client.ask(
-        askParams(settings, { threadId: q.threadId, forkFrom: q.forkFrom, repo: folder.uri.fsPath, question: q.question, modelPath, cacheDir: await this.cacheDir(folder), recentFiles: this.recentSaves.recentIn(folder.uri.fsPath) }),
+        askParams(settings, {
+          threadId: q.threadId,
+          forkFrom: q.forkFrom,
+          repo: folder.uri.fsPath,
+          question: q.question,
+          modelPath,
+          cacheDir: await this.cacheDir(folder),
+          recentFiles: this.recentSaves.recentIn(folder.uri.fsPath),
+          ...(q.quoted !== undefined ? { quoted: q.quoted } : {}),
+        }),
         {
           signal: q.signal,
           onEvent: (e) => {

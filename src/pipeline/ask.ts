@@ -12,7 +12,9 @@
  */
 import os from 'node:os';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
-import { packRepository } from '../context/pack';
+import { SecretRefusedError } from '../context/errors';
+import { packRepository, withRetrievalSkips } from '../context/pack';
+import { quotedFileRefusal } from '../context/quoted';
 import { retrieveChunks } from '../context/retrieve/retrieve';
 import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
@@ -136,7 +138,7 @@ async function prepareAndAnswer(
 
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
-  const pack = await packRepository(req.repo, {
+  let pack = await packRepository(req.repo, {
     ...req.pack,
     tokenBudget,
     maxFileBytes: req.maxFileBytes,
@@ -149,6 +151,12 @@ async function prepareAndAnswer(
     },
     onProgress: (p) => onEvent({ kind: 'pack', ...p }),
   });
+  // a quoted file (an explanation's code) is decided on as the pack decides on its files, before
+  // anything reaches the model or the cache
+  if (req.quoted !== undefined && !req.prepareOnly) {
+    const refusal = await quotedFileRefusal(req.quoted, { secrets: pack.secrets, ...(req.pack?.exclude !== undefined ? { exclude: req.pack.exclude } : {}) });
+    if (refusal !== undefined) throw new SecretRefusedError(req.quoted.path, refusal);
+  }
   const sectionToks = pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text));
   const prefix = concatTokens([layout.head, ...sectionToks]);
   // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
@@ -156,7 +164,9 @@ async function prepareAndAnswer(
   let retrievedFiles: { path: string; tokens: number; offset: number }[] = [];
   let retrievalText = '';
   if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
-    const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, signal: req.signal });
+    const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, secrets: pack.secrets, signal: req.signal });
+    // a file retrieval found holding a secret is reported as the packer reports its own
+    pack = withRetrievalSkips(pack, retrieved.skipped);
     if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
     retrievalText = retrieved.text;
     retrievedFiles = retrieved.spans;

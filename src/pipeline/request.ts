@@ -6,6 +6,7 @@ import type { CacheOutcome, CacheStore } from '../cache/store';
 import type { FollowUpMode } from '../config/settings';
 import type { SnapOptions } from '../config/snap-options';
 import type { PackOptions, PackResult } from '../context/pack';
+import type { QuotedFile } from '../context/quoted';
 import type { EngineModel } from '../engine/model';
 import type { EngineSession, SessionOptions } from '../engine/session';
 import type { ContextReport } from './context-report';
@@ -67,6 +68,13 @@ export interface AskRequest {
    * no question, no answer. The file watcher calls this so that the next question is a hit.
    */
   prepareOnly?: boolean;
+  /**
+   * The file whose code the question quotes (an explanation's document: its path relative to
+   * `repo` and its whole current text). The question is refused with a `SecretRefusedError`,
+   * before anything is prefilled or saved, when the packer would leave that file out for its
+   * secrets (`quotedFileRefusal`: a credential file by name, or a secret anywhere in the text).
+   */
+  quoted?: QuotedFile;
   signal?: AbortSignal;
 }
 

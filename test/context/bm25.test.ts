@@ -9,6 +9,7 @@ import { namedIdentifiers, rankChunks } from '../../src/context/retrieve/bm25';
 import { chunksOf, type Chunk } from '../../src/context/retrieve/chunks';
 import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { formatRetrievalSection } from '../../src/context/retrieve/section';
+import { FileSecretVerdicts } from '../../src/context/secrets';
 import { fakeSecrets } from './fake-secrets';
 import { codeTerms } from '../../src/context/retrieve/tokenize';
 
@@ -175,13 +176,24 @@ test('the retrieval section holds the best chunks that fit its budget exactly, s
   assert.equal(skip.tokens, words(skip.text));
 });
 
-test('retrieval never quotes a chunk that holds a secret', async () => {
+test('retrieval never quotes a chunk of a file that holds a secret, not even a clean one, and reports the file as the packer does', async () => {
   const forge = fakeSecrets().find((s) => s.path === 'src/forge.ts')!;
-  const leaky = chunk('cacheToken', 'src/cache/token.ts', `export function cacheToken() {\n  ${forge.content.trim()}\n  return 'default cache root';\n}`);
+  // a clean function at the top, the secret at the bottom (lines 5-6): only the function is a chunk
+  const leakyFile = `export function cacheToken() {\n  return 'default cache root';\n}\n\n${forge.content}`;
+  const leaky = chunk('cacheToken', 'src/cache/token.ts', leakyFile.split('\n').slice(0, 3).join('\n'));
+  assert.ok(!leaky.text.includes(forge.secret));
   const question = 'Where is the default cache root computed?';
   const withLeak = [...CHUNKS, leaky];
   assert.ok(rankChunks(withLeak, question).some((r) => r.chunk === leaky), 'BM25 alone would quote it');
-  const retrieved = await retrieveChunks(withLeak, question, { budget: Infinity, countTokens: (t) => t.length });
+  const secrets = new FileSecretVerdicts();
+  for (const c of CHUNKS) secrets.defer(c.path, CHUNKS.filter((o) => o.path === c.path).map((o) => o.text).join('\n\n'));
+  secrets.defer(leaky.path, leakyFile);
+  const retrieved = await retrieveChunks(withLeak, question, { budget: Infinity, countTokens: (t) => t.length, secrets });
   assert.deepEqual(retrieved.chunks.map((c) => c.name), ['defaultCacheRoot', 'workspaceCacheDir', 'packRepository']);
-  assert.ok(!retrieved.text.includes(forge.secret));
+  assert.ok(!retrieved.text.includes('cacheToken'));
+  assert.deepEqual(retrieved.skipped, [{ path: 'src/cache/token.ts', reason: 'secret', detail: `github secret at line 6, column ${forge.column} (secretlint rules)` }]);
+  // the same chunks without the decision's consent: a disabled decision quotes the clean function
+  const off = await retrieveChunks(withLeak, question, { budget: Infinity, countTokens: (t) => t.length, secrets: new FileSecretVerdicts(false) });
+  assert.ok(off.chunks.some((c) => c.name === 'cacheToken'));
+  assert.deepEqual(off.skipped, []);
 });

@@ -12,9 +12,11 @@ import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { TagsCache } from '../../src/context/map/cache';
 import type { PackResult } from '../../src/context/pack';
+import { rankChunks } from '../../src/context/retrieve/bm25';
 import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { askRepository, DEFAULT_SNAP, type AskStats } from '../../src/pipeline/ask';
 import { checkTinyModel } from '../helpers/models';
+import { randomChars } from './fake-secrets';
 
 let model: EngineModel;
 let tmp: string;
@@ -83,7 +85,7 @@ test('with a retrieval share, the chunks BM25 finds for the question follow the 
   const withRetrieval = await run(0.15);
   const without = await run(0);
   assert.ok(!withRetrieval.pack.files.some((f) => f.path === 'src/use39.ts'), 'use39.ts is not in full text');
-  const expected = await retrieveChunks(withRetrieval.pack.retrievable, question, { budget: Math.floor(2048 * 0.15), countTokens: (t) => model.tokenize(t).length });
+  const expected = await retrieveChunks(withRetrieval.pack.retrievable, question, { budget: Math.floor(2048 * 0.15), countTokens: (t) => model.tokenize(t).length, secrets: withRetrieval.pack.secrets });
   assert.equal(expected.chunks[0]?.name, 'use39');
   assert.ok(expected.tokens > 0 && expected.tokens <= 307);
   // the prompt is prefix + retrieval + question; the question part alone is what the run without retrieval has after its prefix
@@ -99,4 +101,42 @@ test('with a retrieval share, the chunks BM25 finds for the question follow the 
     assert.equal(f.tokens, expected.spans.filter((sp) => sp.path === f.path).reduce((n, sp) => n + sp.tokens, 0), f.path);
     assert.ok(f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, `${f.path}: ${f.keptShare}`);
   }
+});
+
+test('a function the question names, in a file with a secret at its bottom, is never retrieved; the file is reported as a secret as the packer reports one', async () => {
+  const vaultRepo = path.join(tmp, 'vault-repo');
+  fs.mkdirSync(path.join(vaultRepo, 'src', 'zz'), { recursive: true });
+  fs.writeFileSync(path.join(vaultRepo, 'src', 'core.ts'), `export function coreTotal(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n${'// core notes\n'.repeat(60)}`);
+  for (let i = 0; i < 40; i++) {
+    fs.writeFileSync(path.join(vaultRepo, 'src', `use${i}.ts`), `import { coreTotal } from './core';\nexport function use${i}(): number {\n  return coreTotal([${i}, ${i + 1}]);\n}\n`);
+  }
+  // the function on lines 1-3, a generic credential (no token format: only content detection of
+  // the assignment finds it) on line 30, column 22
+  const password = `hunter2-${randomChars(41, 12)}`;
+  const vault = `export function vaultUnlock(): string {\n  return 'unlocked';\n}\n${'// vault notes\n'.repeat(26)}const DB_PASSWORD = "${password}";\n`;
+  fs.writeFileSync(path.join(vaultRepo, 'src', 'zz', 'vault.ts'), vault);
+  const packs: PackResult[] = [];
+  const ask = (prepareOnly: boolean) =>
+    askRepository(
+      { repo: vaultRepo, model, question: 'What does vaultUnlock return?', snap: DEFAULT_SNAP, contextSize: 2048, maxTokens: 4, session: { threads: 2 }, pack: { packing: 'ranked' }, retrievalShare: 0.15, prepareOnly },
+      (e) => {
+        if (e.kind === 'packed') packs.push(e.pack);
+      },
+    );
+  await ask(true);
+  const stats = await ask(false);
+  const [packerOnly, withRetrieval] = packs;
+  // the packer alone never scanned it: it is neither in full nor in the map, and its chunk is retrievable
+  assert.deepEqual(packerOnly!.skipped.find((s) => s.path === 'src/zz/vault.ts'), { path: 'src/zz/vault.ts', reason: 'over-budget', detail: 'neither in full nor in the repository map (files are chosen by rank)' });
+  assert.ok(packerOnly!.retrievable.some((c) => c.name === 'vaultUnlock'));
+  // BM25 ranks its chunk first for this question: without the file's verdict it would be quoted
+  assert.equal(rankChunks(packerOnly!.retrievable, 'What does vaultUnlock return?')[0]?.chunk.name, 'vaultUnlock');
+  const entry = { path: 'src/zz/vault.ts', reason: 'secret', detail: 'generic-credential secret at line 30, column 22 (secretlint rules)' };
+  assert.deepEqual(withRetrieval!.skipped.find((s) => s.path === 'src/zz/vault.ts'), entry);
+  assert.equal(withRetrieval!.skipped.length, packerOnly!.skipped.length);
+  assert.deepEqual(
+    stats.context?.files.filter((f) => f.path === 'src/zz/vault.ts'),
+    [{ path: 'src/zz/vault.ts', status: 'left-out', tokens: 0, keptShare: null, reason: 'secret', detail: entry.detail }],
+  );
+  assert.ok(!stats.context!.files.some((f) => f.status === 'retrieved' && f.path === 'src/zz/vault.ts'));
 });

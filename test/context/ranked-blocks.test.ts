@@ -9,6 +9,7 @@ import { TagsCache } from '../../src/context/map/cache';
 import { createTagsParser } from '../../src/context/map/tags';
 import { packRepository } from '../../src/context/pack';
 import { retrieveChunks } from '../../src/context/retrieve/retrieve';
+import { FileSecretVerdicts } from '../../src/context/secrets';
 import { makeRepo, quarterChars } from './fixtures';
 
 const parser = createTagsParser();
@@ -44,7 +45,7 @@ test('each retrieved chunk carries its block tokens and its offset in the retrie
     { path: 'src/x.ts', name: 'parseConfig', startLine: 3, endLine: 4, text: 'function parseConfig() {\n}' },
     { path: 'src/y.ts', name: 'loadConfig', startLine: 10, endLine: 10, text: 'const loadConfig = () => parseConfig();' },
   ];
-  const r = await retrieveChunks(chunks, 'how is the config parsed? parseConfig', { budget: Infinity, countTokens: quarterChars, skipSecrets: false });
+  const r = await retrieveChunks(chunks, 'how is the config parsed? parseConfig', { budget: Infinity, countTokens: quarterChars, secrets: new FileSecretVerdicts(false) });
   // by hand: "Code retrieved for the question (path:first-last line)\n" 55 chars → 14 tokens;
   // "src/x.ts:3-4\n```\nfunction parseConfig() {\n}\n```\n" 13 + 4 + 27 + 4 = 48 chars → 12 tokens;
   // "src/y.ts:10-10\n```\nconst loadConfig = () => parseConfig();\n```\n" 15 + 4 + 40 + 4 = 63 chars → 16 tokens

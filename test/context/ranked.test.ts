@@ -10,8 +10,9 @@ import { fitSection } from '../../src/context/budget';
 import { TagsCache } from '../../src/context/map/cache';
 import { createTagsParser, type TagsParser } from '../../src/context/map/tags';
 import { fileTreeLines, formatFileTree } from '../../src/context/map/tree';
-import { formatMapBlock, mapBlockSource } from '../../src/context/map/repomap';
-import { packRepository, type PackOptions } from '../../src/context/pack';
+import { formatMapBlock } from '../../src/context/map/repomap';
+import { packRepository, withRetrievalSkips, type PackOptions } from '../../src/context/pack';
+import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { fakeSecrets } from './fake-secrets';
 import { makeRepo, quarterChars } from './fixtures';
 
@@ -172,7 +173,7 @@ test('a secret on a definition line keeps the file out of the map, reported as a
   assert.ok(!r.mapped.some((m) => m.path === 'src/forge.ts'));
 });
 
-test('a secret past the cut of a long signature keeps the file out of the map: the scan reads the whole line, not the cut signature', async (t) => {
+test('a secret past the cut of a long signature keeps the file out of the map: the scan reads the whole file, not the cut signature', async (t) => {
   const token = fakeSecrets().find((s) => s.kind === 'GitHub token')!.secret;
   // the definition's line is 230 characters; the token (40) starts at column 185, so the signature
   // cut at 199 characters (and '…') keeps its first 15, too few for the GitHub rule to see a token
@@ -188,14 +189,6 @@ test('a secret past the cut of a long signature keeps the file out of the map: t
   assert.ok(!r.mapped.some((m) => m.path === 'src/client.ts'));
   assert.ok(!r.files.some((f) => f.path === 'src/client.ts'));
   assert.deepEqual(r.skipped.find((s) => s.path === 'src/client.ts'), { path: 'src/client.ts', reason: 'secret', detail: 'github secret at line 2, column 185 (secretlint rules)' });
-});
-
-test('a map block\'s scanned source is the whole lines of its definitions, each once, with their file line numbers', () => {
-  const text = 'a\n  export function f() { return "' + 'x'.repeat(300) + '"; }\nb\nclass C { m() {} }\n';
-  const def = (line: number, name: string) => ({ kind: 'function' as const, name, line, endLine: line, signature: 'cut' });
-  const source = mapBlockSource(text, [def(2, 'f'), def(4, 'C'), def(4, 'm')]);
-  assert.deepEqual(source.lines, [2, 4]);
-  assert.equal(source.text, '  export function f() { return "' + 'x'.repeat(300) + '"; }\nclass C { m() {} }');
 });
 
 test('a small file with a secret that would fit in full is left out as a secret', async (t) => {
@@ -275,4 +268,26 @@ test('fitSection drops the lowest-priority blocks while the whole section counts
   const fitted = await fitSection(['a\n', 'b\n', 'c\n'], (chosen) => chosen.map((i) => ['a\n', 'b\n', 'c\n'][i]).join('##'), 6, (t) => t.length);
   assert.deepEqual(fitted, { text: 'a\n##b\n', tokens: 6, chosen: [0, 1] });
   assert.deepEqual(await fitSection(['abc'], () => 'abc', 2, (t) => t.length), { text: '', tokens: 0, chosen: [] });
+});
+
+test('a file neither in full nor in the map is decided on whole when retrieval ranks its chunk: the clean function is not quoted and the file is reported as a secret in place of its over-budget entry', async (t) => {
+  const token = fakeSecrets().find((s) => s.kind === 'GitHub token')!;
+  // a clean function on lines 1-2, 36 more (a map block too large for the budget), the token on
+  // line 40; nothing references the file
+  const steps = Array.from({ length: 36 }, (_, i) => `def vault_step_${i}(): pass\n`).join('');
+  const vault = `def lonely_vault_open():\n    return "open"\n\n${steps}${token.content.split('\n')[1]}\n`;
+  assert.equal(vault.split('\n')[39], token.content.split('\n')[1]);
+  const root = await makeRepo(t, { ...repo(), 'lib/vault.py': vault });
+  const r = await ranked(root, { tokenBudget: 200 });
+  const before = r.skipped.find((s) => s.path === 'lib/vault.py');
+  assert.deepEqual(before, { path: 'lib/vault.py', reason: 'over-budget', detail: 'neither in full nor in the repository map (files are chosen by rank)' });
+  assert.ok(r.retrievable.some((c) => c.name === 'lonely_vault_open'));
+  const retrieved = await retrieveChunks(r.retrievable, 'what does lonely_vault_open return?', { budget: Infinity, countTokens: quarterChars, secrets: r.secrets });
+  assert.ok(!retrieved.chunks.some((c) => c.path === 'lib/vault.py'));
+  const entry = { path: 'lib/vault.py', reason: 'secret', detail: `github secret at line 40, column ${token.column} (secretlint rules)` };
+  assert.deepEqual(retrieved.skipped, [entry]);
+  const merged = withRetrievalSkips(r, retrieved.skipped);
+  assert.deepEqual(merged.skipped, r.skipped.map((s) => (s.path === 'lib/vault.py' ? entry : s)));
+  assert.equal(r.skipped.find((s) => s.path === 'lib/vault.py'), before, 'the pack itself is not changed');
+  assert.equal(withRetrievalSkips(r, []), r);
 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { anyCasePattern, SECRET_BACKUP_SUFFIXES, SECRET_EXCLUDES } from '../../src/context/globs';
-import { findSecret } from '../../src/context/secrets';
+import { FileSecretVerdicts, findSecret } from '../../src/context/secrets';
 import { fakeSecrets, randomChars } from './fake-secrets';
 import { detailOf, makeRepo, manifest, pack } from './fixtures';
 
@@ -170,4 +170,31 @@ test('findSecret reports the first secret in text order and leaves no performanc
   // a disabled block hides what is inside it, not what follows it
   assert.deepEqual(await findSecret(`// secretlint-disable\n"${npm}"\n// secretlint-enable\n"${stripe}"`), { rule: 'stripe', line: 4, column: 2 });
   assert.equal(performance.getEntriesByType('mark').length, marks);
+});
+
+test('one decision per file: the whole text is scanned once, a deferred file when first asked about, and a file with a secret is reported as the packer reports it', async () => {
+  const token = 'gh' + 'p_' + randomChars(41, 36);
+  const dirty = `export function clean() {\n  return 1;\n}\nconst t = "${token}";\n`;
+  const verdicts = new FileSecretVerdicts();
+  const first = verdicts.check('src/a.ts', dirty);
+  assert.equal(verdicts.check('src/a.ts', dirty), first, 'the same decision, not a second scan');
+  assert.deepEqual(await first, { rule: 'github', line: 4, column: 12 });
+  assert.deepEqual(verdicts.skippedEntry('src/a.ts'), { path: 'src/a.ts', reason: 'secret', detail: 'github secret at line 4, column 12 (secretlint rules)' });
+  verdicts.defer('src/b.ts', dirty);
+  verdicts.defer('src/c.ts', 'export const c = 1;\n');
+  assert.equal(verdicts.skippedEntry('src/b.ts'), undefined, 'deferred: not scanned yet');
+  assert.deepEqual(await verdicts.verdictOf('src/b.ts'), { rule: 'github', line: 4, column: 12 });
+  assert.equal(await verdicts.verdictOf('src/c.ts'), undefined);
+  assert.equal(verdicts.skippedEntry('src/c.ts'), undefined);
+  await assert.rejects(verdicts.verdictOf('src/never.ts'), RangeError);
+  // another text of a file (an editor's unsaved document) is decided anew and replaces the decision
+  assert.equal(await verdicts.check('src/a.ts', 'export const a = 1;\n'), undefined);
+  assert.equal(verdicts.skippedEntry('src/a.ts'), undefined);
+  assert.deepEqual(await verdicts.check('src/c.ts', `// edited\n${dirty}`), { rule: 'github', line: 5, column: 12 });
+  assert.deepEqual(verdicts.skippedEntry('src/c.ts'), { path: 'src/c.ts', reason: 'secret', detail: 'github secret at line 5, column 12 (secretlint rules)' });
+  // disabled (skipSecrets: false): every file is clean, nothing is scanned or needed
+  const off = new FileSecretVerdicts(false);
+  assert.equal(await off.check('src/a.ts', dirty), undefined);
+  assert.equal(await off.verdictOf('src/never.ts'), undefined);
+  assert.equal(off.skippedEntry('src/a.ts'), undefined);
 });

@@ -35,6 +35,7 @@ test('each error class maps to its title and actions; the text is the message wo
     ['ModelResolveError', "Cannot download the model 'hf:a/b:Q4': fetch failed", 'The model could not be downloaded', ['retry', 'selectModel', 'showLog']],
     ['ModelResolveError', "The model file '/m/x.gguf' does not exist (reposnap.model).", 'Model file not found', ['selectModel', 'openSettings:reposnap.model']],
     ['NoWorkspaceError', 'Open a folder first.', 'No folder is open', ['openFolder']],
+    ['SecretRefusedError', "config/.env is kept out of the prompt (secret exclude '.env'): RepoSnap does not send a file holding a secret to the model.", 'This file holds a secret', ['openSettings:reposnap.exclude', 'showLog']],
     ['NoModelChosenError', 'No model is chosen yet.', 'Choose a model', ['selectModel', 'downloadModel']],
     ['TypeError', 'x is undefined', 'RepoSnap could not answer', ['retry', 'showLog']],
   ];

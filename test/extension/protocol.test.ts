@@ -111,3 +111,13 @@ test("an ask carries the pipeline's request made from the settings, not the sett
   assert.equal(ask({ ...params.snap, kernel: 4 }), undefined, 'even kernel');
   assert.equal(ask({ ...params.snap, budget: 8 }), undefined, 'budget below the window');
 });
+
+test('an explanation carries the file it quotes (path and whole text); a malformed one is rejected', () => {
+  const quoted = { path: 'src/a.ts', text: 'export const a = 1;\n' };
+  const params = askParams(DEFAULT_SETTINGS, { threadId: 't', repo: '/r', question: 'q?', modelPath: '/m.gguf', quoted });
+  assert.deepEqual(params.quoted, quoted);
+  assert.equal('quoted' in askParams(DEFAULT_SETTINGS, { threadId: 't', repo: '/r', question: 'q?', modelPath: '/m.gguf' }), false);
+  assert.ok(parseToHost({ type: 'ask', id: '1', params }));
+  assert.equal(parseToHost({ type: 'ask', id: '1', params: { ...params, quoted: { path: 'src/a.ts' } } }), undefined);
+  assert.equal(parseToHost({ type: 'ask', id: '1', params: { ...params, quoted: 'src/a.ts' } }), undefined);
+});

@@ -179,7 +179,7 @@ export async function questionPart(model: EngineModel, p: PackedPrompt, question
   let retrieval: Int32Array = new Int32Array(0);
   let retrieved: string[] = [];
   if (p.retrievalRoom > 0 && p.pack.retrievable.length > 0) {
-    const r = await retrieveChunks(p.pack.retrievable, question, { budget: p.retrievalRoom, countTokens: (t) => model.tokenize(t).length });
+    const r = await retrieveChunks(p.pack.retrievable, question, { budget: p.retrievalRoom, countTokens: (t) => model.tokenize(t).length, secrets: p.pack.secrets });
     if (r.text !== '') retrieval = model.tokenize(r.text);
     retrieved = r.chunks.map((c) => `${c.path}#${c.name}`);
   }

@@ -1,5 +1,6 @@
 import { raceAbort, throwIfAborted } from '../errors';
-import { findSecret } from '../secrets';
+import type { FileSecretVerdicts } from '../secrets';
+import type { SkippedFile } from '../types';
 import { rankChunks, type ScoredChunk } from './bm25';
 import type { Chunk } from './chunks';
 import { formatRetrievalSection, formatRetrievedChunk, RETRIEVAL_TITLE } from './section';
@@ -10,9 +11,14 @@ export interface RetrieveOptions {
   budget: number;
   /** The model's tokenizer: tokens in `text`. */
   countTokens: (text: string) => number | Promise<number>;
-  /** Leave out chunks holding a secret (`findSecret`). Default true. */
-  skipSecrets?: boolean;
-  /** Most ranked chunks considered (scanned and offered to the budget). Default 64. */
+  /**
+   * The pack's secret decision per file (`PackResult.secrets`): a chunk is quoted only when its
+   * whole file holds no secret (`FileSecretVerdicts.verdictOf`), so a clean function of a file
+   * with a secret elsewhere is never quoted. Every chunk's path must have been given to it
+   * (`check` or `defer`); a disabled one (`skipSecrets: false`) lets every chunk through.
+   */
+  secrets: FileSecretVerdicts;
+  /** Most ranked chunks considered (their files decided on and offered to the budget). Default 64. */
   maxCandidates?: number;
   signal?: AbortSignal;
 }
@@ -33,21 +39,34 @@ export interface Retrieved {
    * the true start by a token or so) [tokens].
    */
   spans: Array<{ path: string; tokens: number; offset: number }>;
+  /**
+   * Files of ranked chunks that were left out because the file holds a secret, as the packer
+   * reports them (`FileSecretVerdicts.skippedEntry`: reason `'secret'`, the rule and where), in
+   * the order found; merge them into the pack's manifest with `withRetrievalSkips`.
+   */
+  skipped: SkippedFile[];
 }
 
 /**
  * The question-dependent retrieval section (issue 15): `chunks` (e.g. `PackResult.retrievable`)
- * ranked for `question` by BM25 (`rankChunks`), the best `maxCandidates` scanned for secrets
- * (a chunk holding one is never quoted), then as many as fit `budget` (`formatRetrievalSection`).
- * Rejects with an AbortError when `signal` aborts and with whatever `countTokens` throws.
+ * ranked for `question` by BM25 (`rankChunks`); of the best `maxCandidates`, those whose file
+ * the pack's decision (`secrets`) finds clean, as many as fit `budget` (`formatRetrievalSection`).
+ * A file with a secret anywhere has none of its chunks quoted and is listed in `skipped`.
+ * Rejects with an AbortError when `signal` aborts, with whatever `countTokens` throws, and as
+ * `FileSecretVerdicts.verdictOf` (a chunk whose file it was never given).
  */
 export async function retrieveChunks(chunks: readonly Chunk[], question: string, options: RetrieveOptions): Promise<Retrieved> {
   const { signal } = options;
   throwIfAborted(signal);
   const ranked = rankChunks(chunks, question).slice(0, options.maxCandidates ?? 64);
   const clean: ScoredChunk[] = [];
+  const skipped: SkippedFile[] = [];
   for (const r of ranked) {
-    if ((options.skipSecrets ?? true) && (await raceAbort(findSecret(r.chunk.text, r.chunk.path), signal)) !== undefined) continue;
+    if ((await raceAbort(options.secrets.verdictOf(r.chunk.path), signal)) !== undefined) {
+      const entry = options.secrets.skippedEntry(r.chunk.path);
+      if (entry !== undefined && !skipped.some((s) => s.path === entry.path)) skipped.push(entry);
+      continue;
+    }
     clean.push(r);
   }
   const fitted = await formatRetrievalSection(clean, options.budget, options.countTokens);
@@ -61,5 +80,5 @@ export async function retrieveChunks(chunks: readonly Chunk[], question: string,
       offset += tokens;
     }
   }
-  return { text: fitted.text, tokens: fitted.tokens, chunks: quoted, spans };
+  return { text: fitted.text, tokens: fitted.tokens, chunks: quoted, spans, skipped };
 }
