@@ -1,7 +1,6 @@
 /**
  * A loaded GGUF model: tokenizer, metadata, chat template. Wraps `llama_model`.
  */
-import fs from 'node:fs';
 import { readModelMetadata, type ModelMetadata } from '../models/metadata';
 import { ModelLoadError } from './errors';
 import { loadAddon, type NativeModel, type NativeModelInfo } from './native';
@@ -43,32 +42,15 @@ export interface ChatMessage {
   content: string;
 }
 
-/** GGUF files start with these four bytes. */
-const GGUF_MAGIC = Buffer.from('GGUF', 'ascii');
-
 /**
  * Loads a GGUF model with llama.cpp (`llama_model_load_from_file`), on a worker thread, after
- * checking its header ({@link readModelMetadata}: values llama.cpp would abort the process on).
+ * checking its header ({@link readModelMetadata}: the GGUF preamble, then values llama.cpp would
+ * abort the process on).
  * @throws ModelLoadError when the file is missing, not a GGUF, its metadata is impossible, or
  *   llama.cpp cannot load it; RpcError when an RPC server is malformed, unreachable, busy or of
  *   another protocol version.
  */
 export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<EngineModel> {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (e) {
-    throw new ModelLoadError(`cannot open the model file '${file}': ${(e as NodeJS.ErrnoException).code ?? e}`);
-  }
-  try {
-    const head = Buffer.alloc(4);
-    const n = fs.readSync(fd, head, 0, 4, 0);
-    if (n < 4 || !head.equals(GGUF_MAGIC)) {
-      throw new ModelLoadError(`'${file}' is not a GGUF model file (expected the magic 'GGUF')`);
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
   const rpcServers = parseRpcServers(options.rpcServers ?? []);
   const gpuLayers = options.gpuLayers ?? (rpcServers.length > 0 ? ALL_LAYERS : defaultGpuLayers());
   const meta = await readModelMetadata(file);

@@ -40,15 +40,66 @@ function countOf(x: unknown): number | undefined {
   return undefined;
 }
 
+/** The GGUF versions llama.cpp reads (`gguf.cpp`: version 1 is refused, 2 and 3 are read). */
+export const GGUF_VERSIONS: readonly number[] = [2, 3];
+
 /**
- * Reads and checks a model's GGUF header.
- * @throws ModelLoadError when the header cannot be read, is cut short (a truncated download: the
+ * Checks a GGUF file's fixed preamble (24 bytes, little-endian: magic `GGUF`, uint32 version,
+ * uint64 tensor count, uint64 metadata key count; ggml's `docs/gguf.md`) before the full header is
+ * read: node-llama-cpp's `readGgufFileInfo` trusts the counts and lengths it reads, so on a file
+ * that only starts like a GGUF (`GGUF garbage`: version 0x72616720) it ran for minutes, grew to
+ * gigabytes and ignored SIGTERM. Each tensor entry takes at least 24 bytes (name length 8,
+ * dimension count 4, type 4, offset 8) and each metadata entry at least 13 (key length 8, value
+ * type 4, a one-byte value), so counts that cannot fit in the file are refused too.
+ * @param head the file's first bytes (at least 24, or the whole file when shorter).
+ * @param size the file's size [bytes].
+ * @throws ModelLoadError naming what is wrong: not a GGUF file, too short, an unsupported version,
+ *   counts larger than the file can hold.
+ */
+export function checkGgufPreamble(head: Buffer, size: number, file: string): void {
+  if (size < 4 || head.subarray(0, 4).toString('latin1') !== 'GGUF') {
+    throw new ModelLoadError(`'${file}' is not a GGUF model file (it does not start with the bytes 'GGUF')`);
+  }
+  if (size < 24 || head.length < 24) {
+    throw new ModelLoadError(`'${file}' is truncated: ${size} bytes, fewer than a GGUF header's first 24 (an interrupted download? fetch it again)`);
+  }
+  const version = head.readUInt32LE(4);
+  if (!GGUF_VERSIONS.includes(version)) {
+    throw new ModelLoadError(`'${file}' is GGUF version ${version}; llama.cpp reads versions ${GGUF_VERSIONS.join(' and ')} (a damaged file, or one from another tool: fetch or convert it again)`);
+  }
+  const tensors = head.readBigUInt64LE(8);
+  const keys = head.readBigUInt64LE(16);
+  if (24n + tensors * 24n + keys * 13n > BigInt(size)) {
+    throw new ModelLoadError(`'${file}' is damaged or truncated: its header announces ${tensors} tensors and ${keys} metadata keys, more than a file of ${size} bytes can hold`);
+  }
+}
+
+/**
+ * Reads and checks a model's GGUF header: the fixed preamble first ({@link checkGgufPreamble}), then
+ * the whole header with node-llama-cpp's `readGgufFileInfo`.
+ * @throws ModelLoadError when the file does not start as a GGUF of version 2 or 3 (or announces
+ *   more entries than it can hold), when the header cannot be read, is cut short (a truncated download: the
  *   reader would see zeros past the end), the file ends before its last tensor starts (a download
  *   cut inside the tensor data; a cut inside the last tensor is left to llama.cpp), or holds values llama.cpp's loader would
  *   assert on (no architecture, 0 or more than 512 layers, layer tensors that disagree with
  *   `block_count`, no heads, KV heads that do not divide the query heads, no embedding).
  */
 export async function readModelMetadata(file: string): Promise<ModelMetadata> {
+  let head: Buffer;
+  let fileSize: number;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      fileSize = fs.fstatSync(fd).size;
+      head = Buffer.alloc(Math.min(24, fileSize));
+      fs.readSync(fd, head, 0, head.length, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    throw new ModelLoadError(`cannot open the model file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  checkGgufPreamble(head, fileSize, file);
   let info;
   try {
     const { readGgufFileInfo } = await import('node-llama-cpp');

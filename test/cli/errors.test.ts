@@ -115,6 +115,34 @@ test('a GGUF whose block_count llama.cpp would abort on is refused before loadin
   assert.match(oneLine(r), /holds tensors of 5 layers but llama\.block_count says 3/);
 });
 
+test('a file that only starts like a GGUF is refused from its first 24 bytes, at once (node-llama-cpp ran for minutes on one)', () => {
+  const preamble = (version: number, tensors: bigint, keys: bigint) => {
+    const b = Buffer.alloc(24);
+    b.write('GGUF', 0, 'latin1');
+    b.writeUInt32LE(version, 4);
+    b.writeBigUInt64LE(tensors, 8);
+    b.writeBigUInt64LE(keys, 16);
+    return b;
+  };
+  const cases: [string, Buffer, RegExp][] = [
+    ['text.gguf', Buffer.from('not a model at all, just text\n'), /is not a GGUF model file \(it does not start with the bytes 'GGUF'\)/],
+    ['garbage.gguf', Buffer.from('GGUF garbage'), /is truncated: 12 bytes, fewer than a GGUF header's first 24/],
+    // 'GGUF garbage and more': the version field reads ' gar' = 0x72616720
+    ['version.gguf', Buffer.from('GGUF garbage and more bytes'), new RegExp(`is GGUF version ${0x72616720}; llama.cpp reads versions 2 and 3`)],
+    ['v1.gguf', Buffer.concat([preamble(1, 0n, 0n), Buffer.alloc(64)]), /is GGUF version 1; llama.cpp reads versions 2 and 3/],
+    // 1,000 bytes cannot hold 2^40 tensor entries of >= 24 bytes each
+    ['counts.gguf', Buffer.concat([preamble(3, 1n << 40n, 2n), Buffer.alloc(1000)]), /its header announces 1099511627776 tensors and 2 metadata keys, more than a file of 1024 bytes can hold/],
+  ];
+  for (const [name, bytes, message] of cases) {
+    const file = path.join(tmp, name);
+    fs.writeFileSync(file, bytes);
+    const r = reposnap('ask', '--no-cache', '--repo', path.join(ROOT, 'src', 'cli'), '--model', file, 'What is here?');
+    assert.equal(r.signal, null, `${name}: killed by ${r.signal} (the 120 s limit: the header reader ran away)`);
+    assert.equal(r.code, 1, `${name}: ${r.stderr}`);
+    assert.match(oneLine(r), message, name);
+  }
+});
+
 test('--json errors: usage, missing model, bad number, each one object with a stable code', () => {
   const cases: [string[], string, number][] = [
     [['ask', '--json'], 'usage', 2],
