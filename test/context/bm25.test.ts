@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createTagsParser } from '../../src/context/map/tags';
-import { namedIdentifiers, rankChunks } from '../../src/context/retrieve/bm25';
+import { chunkSetKey, namedIdentifiers, rankChunks, resetChunkIndex } from '../../src/context/retrieve/bm25';
 import { chunksOf, type Chunk } from '../../src/context/retrieve/chunks';
 import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { formatRetrievalSection } from '../../src/context/retrieve/section';
@@ -64,6 +64,39 @@ test('BM25 puts the function a question names first, then its caller, then a chu
     assert.ok(Math.abs(r.score - e) < 2e-4, `${r.chunk.name}: ${r.score} vs ${e}`);
   }
   assert.equal(expected[2], 0, 'tokenize shares no term with the question');
+});
+
+test('the index of a chunk set is kept for the next question on the same set, and never used for another set', () => {
+  const question = 'Where is the default cache root computed?';
+  resetChunkIndex();
+  const cold = rankChunks(CHUNKS, question);
+  // the same set again (a structurally equal copy, as the next pack of an unchanged repository
+  // gives): the kept index answers, with the scores a fresh index gives and the formula's
+  const copy = CHUNKS.map((c) => ({ ...c }));
+  assert.equal(chunkSetKey(copy), chunkSetKey(CHUNKS));
+  const warm = rankChunks(copy, question);
+  assert.deepEqual(warm.map((r) => [r.chunk.name, r.score]), cold.map((r) => [r.chunk.name, r.score]));
+  // one chunk's text changed: another key, and its new words are found (a stale index would not)
+  const edited = CHUNKS.map((c) => (c.name === 'tokenize' ? { ...c, text: `${c.text}\n// the default cache root is not here` } : c));
+  assert.notEqual(chunkSetKey(edited), chunkSetKey(CHUNKS));
+  const after = rankChunks(edited, question);
+  assert.ok(after.some((r) => r.chunk.name === 'tokenize'), 'the edited chunk shares the question\'s words now');
+  const expected = bm25f(edited, question);
+  for (const r of after) assert.ok(Math.abs(r.score - expected[edited.indexOf(r.chunk)]!) < 2e-4, `${r.chunk.name}: ${r.score}`);
+  // the key covers every field and the parameters
+  const base = chunkSetKey(CHUNKS);
+  for (const changed of [
+    chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, path: 'src/context/pack2.ts' } : c))),
+    chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, name: 'packRepo' } : c))),
+    chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, startLine: 2 } : c))),
+    chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, endLine: 9 } : c))),
+    chunkSetKey(CHUNKS.slice(1)),
+    chunkSetKey([...CHUNKS].reverse()),
+    chunkSetKey(CHUNKS, { nameWeight: 2 }),
+    chunkSetKey(CHUNKS, { k1: 1.5 }),
+  ]) assert.notEqual(changed, base);
+  // back on the first set after another: indexed again, same ranking
+  assert.deepEqual(rankChunks(CHUNKS, question).map((r) => [r.chunk.name, r.score]), cold.map((r) => [r.chunk.name, r.score]));
 });
 
 test('a question with no known term retrieves nothing; two chunks (too few for idf) are filtered, not ranked', () => {

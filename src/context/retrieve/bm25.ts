@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import winkBM25 from 'wink-bm25-text-search';
 import type { Chunk } from './chunks';
 import { codeTerms } from './tokenize';
@@ -54,7 +55,10 @@ export function namedIdentifiers(question: string): Set<string> {
  * plain words (the 1.5B coder answered `str`, a variable of such a chunk quoted after readBlob's
  * own; bench/repoqa/large, issue 15). Fewer than 3 chunks cannot be indexed
  * (BM25's idf needs a collection): then every chunk named or sharing a term with the question is
- * returned (with the same filter), named first, with score 1. Pure (a new index per call).
+ * returned (with the same filter), named first, with score 1. The result depends only on the
+ * arguments: the consolidated index of a chunk set is kept for the next call on the same set
+ * ({@link chunkIndex}), so that a follow-up question on an unchanged repository does not index it
+ * again (llama.cpp's 28,617 chunks: 8-9 s to index, 0.1-0.25 s warm; bench/retrieval.ts).
  */
 export function rankChunks(chunks: readonly Chunk[], question: string, options: Bm25Options = {}): ScoredChunk[] {
   const named = namedIdentifiers(question);
@@ -65,12 +69,7 @@ export function rankChunks(chunks: readonly Chunk[], question: string, options: 
   if (chunks.length < 3) {
     scored = chunks.flatMap((c, index) => (named.has(c.name) || codeTerms(`${c.name} ${c.path} ${c.text}`).some((t) => wanted.has(t)) ? [{ index, score: 1 }] : []));
   } else {
-    const engine = winkBM25();
-    engine.defineConfig({ fldWeights: { name: options.nameWeight ?? 3, body: 1 }, bm25Params: { k1: options.k1 ?? 1.2, b: options.b ?? 0.75, k: 1 } });
-    engine.definePrepTasks([codeTerms]);
-    chunks.forEach((c, i) => engine.addDoc({ name: `${c.name} ${c.path}`, body: c.text }, i));
-    engine.consolidate();
-    scored = wanted.size === 0 ? [] : engine.search(question, chunks.length).map(([id, score]) => ({ index: Number(id), score }));
+    scored = wanted.size === 0 ? [] : chunkIndex(chunks, options).search(question, chunks.length).map(([id, score]) => ({ index: Number(id), score }));
     const found = new Set(scored.map((s) => s.index));
     chunks.forEach((c, index) => {
       if (named.has(c.name) && !found.has(index)) scored.push({ index, score: 0 });
@@ -80,6 +79,48 @@ export function rankChunks(chunks: readonly Chunk[], question: string, options: 
   return scored
     .sort((a, b) => isNamed(chunks[a.index]!) - isNamed(chunks[b.index]!) || b.score - a.score || a.index - b.index)
     .map(({ index, score }) => ({ chunk: chunks[index]!, score }));
+}
+
+/** A consolidated BM25F index (wink-bm25-text-search) over a chunk set; document ids are the chunks' indices. */
+type ChunkIndex = ReturnType<typeof winkBM25>;
+
+/** The last index built, with the fingerprint of what it indexes ({@link chunkSetKey}). One only: a large repository's index takes ~150 MB of heap. */
+let lastIndex: { key: string; index: ChunkIndex } | undefined;
+
+/** Forgets the kept index (benchmarks: a cold ranking; tests: a fresh index). */
+export function resetChunkIndex(): void {
+  lastIndex = undefined;
+}
+
+/**
+ * SHA-256 over the BM25 parameters and every chunk's path, name, lines and text, in order: two
+ * chunk sets with the same key give the same index. Hashing costs 2-5 ms per MB of text (llama.cpp's
+ * chunks, 20.5 MB: 48-105 ms, against ~9 s to index them; bench/retrieval.ts).
+ */
+export function chunkSetKey(chunks: readonly Chunk[], options: Bm25Options = {}): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify([options.k1 ?? 1.2, options.b ?? 0.75, options.nameWeight ?? 3, chunks.length]));
+  for (const c of chunks) h.update(`\0${c.path}\0${c.name}\0${c.startLine}\0${c.endLine}\0${c.text.length}\0`).update(c.text);
+  return h.digest('hex');
+}
+
+/**
+ * The consolidated BM25F index of `chunks` (at least 3): `codeTerms` of two fields, `name` (the
+ * defined name and the path, weight `nameWeight`) and `body` (the text, weight 1). The last one
+ * built is kept and given again while {@link chunkSetKey} is unchanged; building takes most of a
+ * ranking's time on a large repository (the terms of every chunk), searching little.
+ */
+function chunkIndex(chunks: readonly Chunk[], options: Bm25Options): ChunkIndex {
+  const key = chunkSetKey(chunks, options);
+  if (lastIndex?.key === key) return lastIndex.index;
+  lastIndex = undefined; // let the old index go before the new one is built
+  const engine = winkBM25();
+  engine.defineConfig({ fldWeights: { name: options.nameWeight ?? 3, body: 1 }, bm25Params: { k1: options.k1 ?? 1.2, b: options.b ?? 0.75, k: 1 } });
+  engine.definePrepTasks([codeTerms]);
+  chunks.forEach((c, i) => engine.addDoc({ name: `${c.name} ${c.path}`, body: c.text }, i));
+  engine.consolidate();
+  lastIndex = { key, index: engine };
+  return engine;
 }
 
 /** Whether `text` holds one of `names` as a whole word (a run of letters, digits, `_` and `$`), case-sensitive. */
