@@ -257,13 +257,15 @@ export function findCredentialAssignments(text: string): CredentialAssignment[] 
  * rather than a reference, by the assignment's form: `KEY=value` with nothing between the key, the
  * `=` and the value (`.env`, shell `export`, Compose's `- KEY=value`, properties, Dockerfile
  * `ENV`: formatted code puts spaces there, and these formats have no bare references), or a
- * `key: value` (YAML, where a bare word is a string) whose value holds a digit (a JavaScript
- * object's last property `password: confirm` stays a reference). Without this an alphanumeric
- * password or API key in a `.env`-style line (the commonest form) was taken for a variable.
- * @param op the assignment's operator; @param adjacent whether the value starts right after `KEY=`.
+ * `key: value` with an unquoted key (YAML, where a bare word is a string) whose value holds a
+ * digit (a JavaScript object's last property `password: confirm`, and `'Authorization': type1msg`
+ * with a quoted key, as in typed-rest-client's ntlm.js, stay references). Without this an
+ * alphanumeric password or API key in a `.env`-style line (the commonest form) was taken for a variable.
+ * @param op the assignment's operator; @param adjacent whether the value starts right after `KEY=`;
+ * @param quotedKey whether the key is in quotes.
  */
-function configLiteral(op: string, adjacent: boolean, value: string): boolean {
-  return (op === '=' && adjacent) || (op === ':' && /\d/.test(value));
+function configLiteral(op: string, adjacent: boolean, quotedKey: boolean, value: string): boolean {
+  return (op === '=' && adjacent) || (op === ':' && !quotedKey && /\d/.test(value));
 }
 
 /** The non-placeholder literal assigned to the key at `keyStart`…`keyEnd`, if any. */
@@ -283,7 +285,7 @@ function valueAfterKey(text: string, keyStart: number, keyEnd: number): { start:
     if (pair === null) return undefined;
     const value = pair[1] ?? pair[2] ?? pair[3]!;
     const start = keyEnd + pair[0].length - value.length - (pair[3] !== undefined ? 0 : 1);
-    return isPlaceholderValue(value, pair[3] !== undefined && !configLiteral(':', false, value)) ? undefined : { start, end: start + value.length };
+    return isPlaceholderValue(value, pair[3] !== undefined && !configLiteral(':', false, false, value)) ? undefined : { start, end: start + value.length };
   }
   TAIL.lastIndex = keyEnd;
   const m = TAIL.exec(text);
@@ -302,5 +304,5 @@ function valueAfterKey(text: string, keyStart: number, keyEnd: number): { start:
     value = value.slice(auth[0].length);
     start += auth[0].length;
   }
-  return isPlaceholderValue(value, isBare && !configLiteral(op!, start === keyEnd + 1, value)) ? undefined : { start, end: start + value.length };
+  return isPlaceholderValue(value, isBare && !configLiteral(op!, start === keyEnd + 1, quotedKey, value)) ? undefined : { start, end: start + value.length };
 }
