@@ -206,6 +206,21 @@ test('a GGUF whose metadata or tensor entries announce more than the file holds 
   }
 });
 
+test("a flag's value that starts with a dash is one usage line (Node's parseArgs says it in three)", () => {
+  const plain = reposnap('ask', '--no-cache', '--model', checkTinyModel(), '--max-tokens', '-5', 'q');
+  assert.equal(plain.code, 2);
+  assert.deepEqual(plain.stderr.trim().split('\n'), [
+    "reposnap: error: Option '--max-tokens' argument is ambiguous. Did you forget to specify the option argument for '--max-tokens'? To specify an option argument starting with a dash use '--max-tokens=-XYZ'.",
+    "run 'reposnap --help' for usage",
+  ]);
+  const json = reposnap('ask', '--json', '--no-cache', '--model', checkTinyModel(), '--answer-room', '-5', 'q');
+  assert.equal(json.code, 2);
+  const obj = JSON.parse(oneLine(json));
+  assert.equal(obj.error.code, 'usage');
+  assert.doesNotMatch(obj.error.message, /\n/);
+  assert.match(obj.error.message, /^Option '--answer-room' argument is ambiguous\. .* use '--answer-room=-XYZ'\.$/);
+});
+
 test('--json errors: usage, missing model, bad number, each one object with a stable code', () => {
   const cases: [string[], string, number][] = [
     [['ask', '--json'], 'usage', 2],
