@@ -173,7 +173,8 @@ class BoundedReader {
  */
 export function checkGgufEntries(fd: number, size: number, keys: bigint, tensors: bigint, file: string): void {
   const fail = (what: string) => new ModelLoadError(`'${file}' is damaged or truncated: ${what}`);
-  const r = new BoundedReader(fd, size, fail);
+  // what passes the end may be a download cut short
+  const r = new BoundedReader(fd, size, (what) => fail(`${what} (an interrupted download? fetch it again)`));
   for (let i = 0n; i < keys; i++) {
     const key = r.str(`metadata entry ${i}'s key`);
     const what = `metadata entry ${i} (${keyName(key)})`;

@@ -169,17 +169,17 @@ test('a GGUF whose metadata or tensor entries announce more than the file holds 
         b.writeUInt32LE(0, typeAt + 4);
         b.writeBigUInt64LE(2_000_000_000n, typeAt + 8);
       }),
-      new RegExp(`metadata entry 0 \\("tokenizer\\.ggml\\.tokens"\\) announces 2000000000 values of 1 byte, more than the ${left} bytes left after byte ${afterCount}$`),
+      new RegExp(`metadata entry 0 \\("tokenizer\\.ggml\\.tokens"\\) announces 2000000000 values of 1 byte, more than the ${left} bytes left after byte ${afterCount} \\(an interrupted download\\? fetch it again\\)$`),
     ],
     // 2^40 strings: each takes at least its 8-byte length
     [
       edit('string-array.gguf', (b) => b.writeBigUInt64LE(1n << 40n, typeAt + 8)),
-      new RegExp(`"tokenizer\\.ggml\\.tokens"\\) announces 1099511627776 values of at least 8 bytes, more than the ${left} bytes left after byte ${afterCount}$`),
+      new RegExp(`"tokenizer\\.ggml\\.tokens"\\) announces 1099511627776 values of at least 8 bytes, more than the ${left} bytes left after byte ${afterCount} \\(an interrupted download\\? fetch it again\\)$`),
     ],
     // the first key's length (bytes 24..32) 2^60
     [
       edit('key-length.gguf', (b) => b.writeBigUInt64LE(1n << 60n, 24)),
-      new RegExp(`metadata entry 0's key announces a string of ${1n << 60n} bytes, more than the ${tiny.length - 32} bytes left after byte 32$`),
+      new RegExp(`metadata entry 0's key announces a string of ${1n << 60n} bytes, more than the ${tiny.length - 32} bytes left after byte 32 \\(an interrupted download\\? fetch it again\\)$`),
     ],
     // an array of arrays
     [edit('nested.gguf', (b) => b.writeUInt32LE(9, typeAt + 4)), /"tokenizer\.ggml\.tokens"\) is an array of arrays, which llama\.cpp does not read$/],
