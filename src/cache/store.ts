@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionSnapshot } from '../engine/session';
-import { decodeStateFile, encodeStateFile, FINGERPRINT_MEMO, StateFileError, writeFileAtomic } from '../engine/state-file';
+import { decodeStateFile, encodeStateFile, FINGERPRINT_MEMO, makeFolder, StateFileError, writeFileAtomic } from '../engine/state-file';
 import { commonCheckpoints, CHECKPOINT_TOKENS } from './hash-chain';
 import { acquireLock, pidAlive, type Lock } from './lock';
 import { checkShape, ENTRY_ID, PrefixIndexSchema, StoreCountersSchema, ThreadIndexSchema } from './schema';
@@ -265,6 +265,7 @@ export class CacheStore {
       return store;
     }
     try {
+      makeFolder(dir); // not mkdirSync's recursive form, which loops for ever where mkdir says ENOENT under an existing folder (/proc)
       fs.mkdirSync(path.join(dir, 'prefix'), { recursive: true });
       fs.mkdirSync(path.join(dir, 'thread'), { recursive: true });
     } catch (e) {

@@ -16,13 +16,14 @@ export class UsageError extends Error {
  * without its value is an error).
  * @param config parseArgs' configuration (`args`, `options`, `allowPositionals`).
  * @returns parseArgs' result: `values` by flag name, `positionals`.
- * @throws UsageError with parseArgs' message for an unknown or malformed flag.
+ * @throws UsageError with parseArgs' message for an unknown or malformed flag, its lines joined
+ *   into one (Node writes three for a value that starts with a dash, `--max-tokens -5`).
  */
 export function parseCommand<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
   try {
     return parseArgs(config);
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError((e as Error).message.trim().replace(/\s*\n\s*/g, ' '));
   }
 }
 

@@ -205,7 +205,7 @@ export function shannonEntropy(text: string): number {
  * `{{…}}`, `%(…)s`, `%s`, `$VAR`, `%VAR%`, `{api_key}` of an f-string or format), a path
  * (`/etc/x`, `./keys`, `~/.ssh`, `C:\\x`, `src/cache/token.ts`) or URL, a number, only letters with `_ . -`
  * (an identifier or a word, as gitleaks' allowlist), a reference when `bare` (an unquoted
- * identifier or member chain), one of `PLACEHOLDER_PARTS`, or below `MIN_ENTROPY_BITS`.
+ * identifier or member chain), a call (`Ident(3)`), one of `PLACEHOLDER_PARTS`, or below `MIN_ENTROPY_BITS`.
  */
 export function isPlaceholderValue(value: string, bare: boolean): boolean {
   if (value.length < MIN_VALUE_CHARS || value.length > MAX_VALUE_CHARS) return true;
@@ -215,6 +215,8 @@ export function isPlaceholderValue(value: string, bare: boolean): boolean {
   if (/^[-+]?(?:0[xX][0-9a-fA-F]+|\d[\d_,.]*(?:[eE][-+]?\d+)?)[uUlLfF]*$/.test(value)) return true;
   if (/^[\p{L}_.-]+$/u.test(value)) return true;
   if (bare && REFERENCE.test(value)) return true;
+  // code quoted as text: a call such as `Ident(3)` or `getToken(user)` (a token kind's name, a template's expression)
+  if (/^[\p{L}_$][\p{L}\p{N}_$.]*\([^()]*\)$/u.test(value)) return true;
   const lower = value.toLowerCase();
   if (PLACEHOLDER_PARTS.some((p) => lower.includes(p))) return true;
   return shannonEntropy(value) < MIN_ENTROPY_BITS;
@@ -250,6 +252,22 @@ export function findCredentialAssignments(text: string): CredentialAssignment[] 
   return found;
 }
 
+/**
+ * Whether a bare value that reads as an identifier (`Xq7mZ2pLw9vK3`, `confirm`) is a literal
+ * rather than a reference, by the assignment's form: `KEY=value` with nothing between the key, the
+ * `=` and the value (`.env`, shell `export`, Compose's `- KEY=value`, properties, Dockerfile
+ * `ENV`: formatted code puts spaces there, and these formats have no bare references), or a
+ * `key: value` with an unquoted key (YAML, where a bare word is a string) whose value holds a
+ * digit (a JavaScript object's last property `password: confirm`, and `'Authorization': type1msg`
+ * with a quoted key, as in typed-rest-client's ntlm.js, stay references). Without this an
+ * alphanumeric password or API key in a `.env`-style line (the commonest form) was taken for a variable.
+ * @param op the assignment's operator; @param adjacent whether the value starts right after `KEY=`;
+ * @param quotedKey whether the key is in quotes.
+ */
+function configLiteral(op: string, adjacent: boolean, quotedKey: boolean, value: string): boolean {
+  return (op === '=' && adjacent) || (op === ':' && !quotedKey && /\d/.test(value));
+}
+
 /** The non-placeholder literal assigned to the key at `keyStart`…`keyEnd`, if any. */
 function valueAfterKey(text: string, keyStart: number, keyEnd: number): { start: number; end: number } | undefined {
   const open = text[keyStart - 1];
@@ -267,7 +285,7 @@ function valueAfterKey(text: string, keyStart: number, keyEnd: number): { start:
     if (pair === null) return undefined;
     const value = pair[1] ?? pair[2] ?? pair[3]!;
     const start = keyEnd + pair[0].length - value.length - (pair[3] !== undefined ? 0 : 1);
-    return isPlaceholderValue(value, pair[3] !== undefined) ? undefined : { start, end: start + value.length };
+    return isPlaceholderValue(value, pair[3] !== undefined && !configLiteral(':', false, false, value)) ? undefined : { start, end: start + value.length };
   }
   TAIL.lastIndex = keyEnd;
   const m = TAIL.exec(text);
@@ -286,5 +304,5 @@ function valueAfterKey(text: string, keyStart: number, keyEnd: number): { start:
     value = value.slice(auth[0].length);
     start += auth[0].length;
   }
-  return isPlaceholderValue(value, isBare) ? undefined : { start, end: start + value.length };
+  return isPlaceholderValue(value, isBare && !configLiteral(op!, start === keyEnd + 1, quotedKey, value)) ? undefined : { start, end: start + value.length };
 }

@@ -270,13 +270,40 @@ export function checkIdentity(header: StateHeader, expected: StateIdentity, name
 }
 
 /**
+ * Creates `dir` and its missing parents, one level at a time from the first that exists, as
+ * `mkdir -p` does. Node's `fs.mkdirSync(dir, { recursive: true })` loops for ever (synchronously,
+ * so that SIGTERM's handler never runs) when a file system answers ENOENT for a folder whose
+ * parent exists, as /proc does (`--cache-dir /proc/self` spun for 11 minutes); here that ENOENT
+ * is thrown. A folder created meanwhile by another process is fine.
+ * @throws the fs error of the first level that cannot be created (ENOENT, EROFS, EACCES, ENOTDIR, EEXIST for a file).
+ */
+export function makeFolder(dir: string): void {
+  const target = path.resolve(dir);
+  const missing: string[] = [];
+  for (let p = target; !fs.existsSync(p); p = path.dirname(p)) {
+    missing.push(p);
+    if (path.dirname(p) === p) break;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      fs.mkdirSync(level);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.statSync(level).isDirectory()) throw e;
+    }
+  }
+  if (missing.length === 0 && !fs.statSync(target).isDirectory()) {
+    throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${dir}'`), { code: 'EEXIST' });
+  }
+}
+
+/**
  * Writes bytes atomically: a temporary file in the same folder, fsync, rename; the folder is
  * fsynced too. A crash leaves either the old file or the new one, never a torn one.
  * @throws the fs error (ENOSPC, EACCES, …); the temporary file is removed.
  */
 export function writeFileAtomic(file: string, data: Uint8Array): void {
   const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true });
+  makeFolder(dir);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   let fd: number | undefined;
   try {

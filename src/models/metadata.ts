@@ -74,11 +74,144 @@ export function checkGgufPreamble(head: Buffer, size: number, file: string): voi
   }
 }
 
+/** Bytes of one value of each fixed-size GGUF type (`gguf_type`: 0 UINT8 … 12 FLOAT64; 8 STRING and 9 ARRAY vary). */
+const GGUF_TYPE_BYTES: Readonly<Record<number, number>> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+/** `GGUF_TYPE_STRING` and `GGUF_TYPE_ARRAY`. */
+const GGUF_STRING = 8;
+const GGUF_ARRAY = 9;
+/** `GGML_MAX_DIMS`: a tensor has at most this many dimensions (gguf.cpp refuses more). */
+const GGML_MAX_DIMS = 4;
+
+/** A key's name for an error message: printable ASCII only, at most 80 characters (it comes from the file). */
+const keyName = (key: string): string => JSON.stringify(key.replace(/[^\x20-\x7e]/g, '?').slice(0, 80));
+
+/**
+ * A forward reader over an open file that never reads, nor lets a length take it, past the file's
+ * end: every read checks its length against the bytes left first. Reads in windows of 1 MiB.
+ */
+class BoundedReader {
+  pos = 24;
+  private buf = Buffer.alloc(0);
+  private bufStart = 0;
+
+  constructor(private readonly fd: number, readonly size: number, private readonly fail: (what: string) => Error) {}
+
+  /** Bytes left after the current position. */
+  get left(): number {
+    return this.size - this.pos;
+  }
+
+  /** The next `n` bytes (a view into the window), or `fail(what)` when fewer are left. */
+  take(n: number, what: string): Buffer {
+    if (n > this.left) throw this.fail(`${what} needs ${n} bytes at byte ${this.pos}, but the file ends ${this.left} bytes later`);
+    if (this.pos < this.bufStart || this.pos + n > this.bufStart + this.buf.length) {
+      const len = Math.min(Math.max(n, 1 << 20), this.size - this.pos);
+      this.buf = Buffer.alloc(len);
+      fs.readSync(this.fd, this.buf, 0, len, this.pos);
+      this.bufStart = this.pos;
+    }
+    const at = this.pos - this.bufStart;
+    this.pos += n;
+    return this.buf.subarray(at, at + n);
+  }
+
+  /** `fail(what)` unless `count` × `each` bytes are left (the product in bigint: no overflow); `atLeast`: `each` is a least size. */
+  fits(count: bigint, each: number, what: string, atLeast = false): void {
+    if (count * BigInt(each) > BigInt(this.left)) {
+      const size = count === 1n ? `${each} bytes` : `${count} values of ${atLeast ? 'at least ' : ''}${each} byte${each === 1 ? '' : 's'}`;
+      throw this.fail(`${what} announces ${size}, more than the ${this.left} bytes left after byte ${this.pos}`);
+    }
+  }
+
+  /** Skips `count` × `each` bytes, or `fail(what)` when they pass the end. */
+  skip(count: bigint, each: number, what: string): void {
+    this.fits(count, each, what);
+    this.pos += Number(count * BigInt(each));
+  }
+
+  u32(what: string): number {
+    return this.take(4, what).readUInt32LE(0);
+  }
+
+  u64(what: string): bigint {
+    return this.take(8, what).readBigUInt64LE(0);
+  }
+
+  /** The length of the GGUF string at the current position (its uint64 prefix, read), checked against the bytes left. */
+  private strLength(what: string): number {
+    const n = this.u64(what);
+    if (n > BigInt(this.left)) throw this.fail(`${what} announces a string of ${n} bytes, more than the ${this.left} bytes left after byte ${this.pos}`);
+    return Number(n);
+  }
+
+  /** A GGUF string (uint64 length, then the bytes), checked against the bytes left. */
+  str(what: string): string {
+    return this.take(this.strLength(what), what).toString('utf8');
+  }
+
+  /** Skips a GGUF string. */
+  skipStr(what: string): void {
+    const n = this.strLength(what); // read before `pos +=` reads pos
+    this.pos += n;
+  }
+}
+
+/**
+ * Walks a GGUF header's metadata entries and tensor entries (after the 24-byte preamble, which
+ * {@link checkGgufPreamble} checked: `keys` and `tensors` are its counts) and checks that every
+ * length, array count and dimension count it announces fits in the bytes left, without
+ * allocating anything a length asks for. node-llama-cpp's `readGgufFileInfo` trusts them: an
+ * array of 2·10⁹ uint8 values in a 3 MB file made it grow a JavaScript array until V8 aborted the
+ * process (SIGILL, 1.7 GB, 17 s; a string array of 2⁴⁰ entries failed at once with a RangeError).
+ * Layout per ggml's `docs/gguf.md`: a key is a string (uint64 length + bytes), then a uint32 value
+ * type; an array is a uint32 element type, a uint64 count, then the elements (arrays of arrays are
+ * refused, as gguf.cpp refuses them); a tensor entry is a name string, a uint32 dimension count
+ * (at most 4), one uint64 per dimension, a uint32 type and a uint64 offset.
+ * Cost: one pass over the header (1.4 MB for SmolLM2's 49,152-token vocabulary).
+ * @param fd an open descriptor of the file; @param size its size [bytes].
+ * @throws ModelLoadError naming the entry (index and key) and what does not fit, or the unknown value type.
+ */
+export function checkGgufEntries(fd: number, size: number, keys: bigint, tensors: bigint, file: string): void {
+  const fail = (what: string) => new ModelLoadError(`'${file}' is damaged or truncated: ${what}`);
+  // what passes the end may be a download cut short
+  const r = new BoundedReader(fd, size, (what) => fail(`${what} (an interrupted download? fetch it again)`));
+  for (let i = 0n; i < keys; i++) {
+    const key = r.str(`metadata entry ${i}'s key`);
+    const what = `metadata entry ${i} (${keyName(key)})`;
+    let type = r.u32(what);
+    let count = 1n;
+    if (type === GGUF_ARRAY) {
+      type = r.u32(what);
+      count = r.u64(what);
+      if (type === GGUF_ARRAY) throw fail(`${what} is an array of arrays, which llama.cpp does not read`);
+    }
+    if (type === GGUF_STRING) {
+      // each string takes at least its 8-byte length: refuse an impossible count before looping over it
+      r.fits(count, 8, what, true);
+      for (let j = 0n; j < count; j++) r.skipStr(what);
+    } else {
+      const each = GGUF_TYPE_BYTES[type];
+      if (each === undefined) throw fail(`${what} has the value type ${type}, which GGUF does not define`);
+      r.skip(count, each, what);
+    }
+  }
+  for (let i = 0n; i < tensors; i++) {
+    const name = r.str(`tensor entry ${i}'s name`);
+    const what = `tensor entry ${i} (${keyName(name)})`;
+    const dims = r.u32(what);
+    if (dims > GGML_MAX_DIMS) throw fail(`${what} has ${dims} dimensions; ggml has at most ${GGML_MAX_DIMS}`);
+    r.skip(BigInt(dims), 8, what);
+    r.u32(`${what}'s type`);
+    r.u64(`${what}'s offset`);
+  }
+}
+
 /**
  * Reads and checks a model's GGUF header: the fixed preamble first ({@link checkGgufPreamble}), then
- * the whole header with node-llama-cpp's `readGgufFileInfo`.
+ * every entry's lengths and counts against the file's size ({@link checkGgufEntries}), then the whole
+ * header with node-llama-cpp's `readGgufFileInfo`.
  * @throws ModelLoadError when the file does not start as a GGUF of version 2 or 3 (or announces
- *   more entries than it can hold), when the header cannot be read, is cut short (a truncated download: the
+ *   more entries than it can hold, or an entry whose length or count passes its end), when the header cannot be read, is cut short (a truncated download: the
  *   reader would see zeros past the end), the file ends before its last tensor starts (a download
  *   cut inside the tensor data; a cut inside the last tensor is left to llama.cpp), or holds values llama.cpp's loader would
  *   assert on (no architecture, 0 or more than 512 layers, layer tensors that disagree with
@@ -100,6 +233,17 @@ export async function readModelMetadata(file: string): Promise<ModelMetadata> {
     throw new ModelLoadError(`cannot open the model file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   checkGgufPreamble(head, fileSize, file);
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      checkGgufEntries(fd, fileSize, head.readBigUInt64LE(16), head.readBigUInt64LE(8), file);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    if (e instanceof ModelLoadError) throw e;
+    throw new ModelLoadError(`cannot read the GGUF header of '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
   let info;
   try {
     const { readGgufFileInfo } = await import('node-llama-cpp');

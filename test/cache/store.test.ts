@@ -5,6 +5,7 @@
  * that cannot be removed, and the prefill time saved.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { CHECKPOINT_TOKENS, commonCheckpoints, hashChain } from '../../src/cache
 import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { createSession, type SessionSnapshot } from '../../src/engine/session';
-import { encodeStateFile, writeFileAtomic } from '../../src/engine/state-file';
+import { encodeStateFile, makeFolder, writeFileAtomic } from '../../src/engine/state-file';
 import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { checkTinyModel, STORY } from '../helpers/models';
 
@@ -341,4 +342,33 @@ test('removeIfEmpty removes a folder that holds nothing, and only that; saving a
   await store.flush();
   assert.equal(store.isEnabled, true);
   assert.equal(store.stats().entries.length, 1);
+});
+
+test('makeFolder creates the missing levels, accepts an existing folder, and refuses a file in the way', () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-mkdir-'));
+  try {
+    makeFolder(path.join(base, 'a', 'b', 'c'));
+    assert.ok(fs.statSync(path.join(base, 'a', 'b', 'c')).isDirectory());
+    makeFolder(path.join(base, 'a', 'b')); // exists: nothing to do
+    fs.writeFileSync(path.join(base, 'f'), 'x');
+    assert.throws(() => makeFolder(path.join(base, 'f')), { code: 'EEXIST' });
+    assert.throws(() => makeFolder(path.join(base, 'f', 'g')), { code: 'ENOTDIR' });
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("a cache folder under /proc (mkdir answers ENOENT under an existing folder) turns caching off instead of spinning in mkdirSync's recursive loop", { skip: process.platform !== 'linux' && '/proc is Linux only' }, () => {
+  // in a child process: the old code never returned (mkdirSync recursive, 11 minutes at 100 % CPU, SIGTERM ignored)
+  const script = [
+    `const { CacheStore } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'src', 'cache', 'store.ts'))});`,
+    `const { writeFileAtomic } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'src', 'engine', 'state-file.ts'))});`,
+    `const store = CacheStore.open('/proc/self/reposnap-cache/repo-1');`,
+    `let code = 'none';`,
+    `try { writeFileAtomic('/proc/self/reposnap-cache/model-fingerprints.json', new Uint8Array(1)); } catch (e) { code = e.code; }`,
+    `process.stdout.write(JSON.stringify({ enabled: store.enabled, code }));`,
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  assert.equal(r.signal, null, 'the child returned (it was killed after 60 s when mkdirSync looped)');
+  assert.deepEqual(JSON.parse(r.stdout), { enabled: false, code: 'ENOENT' });
 });

@@ -143,6 +143,84 @@ test('a file that only starts like a GGUF is refused from its first 24 bytes, at
   }
 });
 
+test('a GGUF whose metadata or tensor entries announce more than the file holds is refused with the entry, not read (a 2e9-element array aborted V8)', () => {
+  const tiny = fs.readFileSync(checkTinyModel());
+  // stories260K: GGUF 3, 48 tensors, 19 metadata keys; entry 0 (from byte 24) is tokenizer.ggml.tokens:
+  // uint64 key length 21, the key, uint32 ARRAY (9), uint32 element type STRING (8), uint64 count 512
+  assert.equal(tiny.readUInt32LE(4), 3);
+  assert.equal(tiny.readBigUInt64LE(16), 19n);
+  assert.equal(tiny.readBigUInt64LE(24), 21n);
+  assert.equal(tiny.toString('latin1', 32, 53), 'tokenizer.ggml.tokens');
+  const typeAt = 53;
+  assert.deepEqual([tiny.readUInt32LE(typeAt), tiny.readUInt32LE(typeAt + 4), tiny.readBigUInt64LE(typeAt + 8)], [9, 8, 512n]);
+  const afterCount = typeAt + 16;
+  const left = tiny.length - afterCount;
+  const edit = (name: string, f: (b: Buffer) => void) => {
+    const b = Buffer.from(tiny);
+    f(b);
+    const file = path.join(tmp, name);
+    fs.writeFileSync(file, b);
+    return file;
+  };
+  const cases: [string, RegExp][] = [
+    // 2,000,000,000 uint8 values: node-llama-cpp grew an array until V8 aborted (SIGILL) after 17 s and 1.7 GB
+    [
+      edit('u8-array.gguf', (b) => {
+        b.writeUInt32LE(0, typeAt + 4);
+        b.writeBigUInt64LE(2_000_000_000n, typeAt + 8);
+      }),
+      new RegExp(`metadata entry 0 \\("tokenizer\\.ggml\\.tokens"\\) announces 2000000000 values of 1 byte, more than the ${left} bytes left after byte ${afterCount} \\(an interrupted download\\? fetch it again\\)$`),
+    ],
+    // 2^40 strings: each takes at least its 8-byte length
+    [
+      edit('string-array.gguf', (b) => b.writeBigUInt64LE(1n << 40n, typeAt + 8)),
+      new RegExp(`"tokenizer\\.ggml\\.tokens"\\) announces 1099511627776 values of at least 8 bytes, more than the ${left} bytes left after byte ${afterCount} \\(an interrupted download\\? fetch it again\\)$`),
+    ],
+    // the first key's length (bytes 24..32) 2^60
+    [
+      edit('key-length.gguf', (b) => b.writeBigUInt64LE(1n << 60n, 24)),
+      new RegExp(`metadata entry 0's key announces a string of ${1n << 60n} bytes, more than the ${tiny.length - 32} bytes left after byte 32 \\(an interrupted download\\? fetch it again\\)$`),
+    ],
+    // an array of arrays
+    [edit('nested.gguf', (b) => b.writeUInt32LE(9, typeAt + 4)), /"tokenizer\.ggml\.tokens"\) is an array of arrays, which llama\.cpp does not read$/],
+    // a tensor entry of 5 dimensions (its uint32 dimension count follows its name)
+    [
+      edit('dims.gguf', (b) => {
+        const name = b.indexOf(Buffer.from('token_embd.weight', 'latin1'));
+        assert.equal(b.readBigUInt64LE(name - 8), 17n);
+        assert.equal(b.readUInt32LE(name + 17), 2, 'token_embd.weight is 2-D');
+        b.writeUInt32LE(5, name + 17);
+      }),
+      /tensor entry \d+ \("token_embd\.weight"\) has 5 dimensions; ggml has at most 4$/,
+    ],
+    // an undefined value type
+    [edit('type.gguf', (b) => b.writeUInt32LE(99, typeAt)), /metadata entry 0 \("tokenizer\.ggml\.tokens"\) has the value type 99, which GGUF does not define$/],
+  ];
+  for (const [file, message] of cases) {
+    const r = reposnap('ask', '--no-cache', '--repo', path.join(ROOT, 'src', 'cli'), '--model', file, 'What is here?');
+    assert.equal(r.signal, null, `${file}: killed by ${r.signal}`);
+    assert.equal(r.code, 1, `${file}: ${r.stderr.slice(-400)}`);
+    const line = oneLine(r);
+    assert.ok(line.startsWith(`reposnap: error: '${file}' is damaged or truncated: `), line);
+    assert.match(line, message, file);
+  }
+});
+
+test("a flag's value that starts with a dash is one usage line (Node's parseArgs says it in three)", () => {
+  const plain = reposnap('ask', '--no-cache', '--model', checkTinyModel(), '--max-tokens', '-5', 'q');
+  assert.equal(plain.code, 2);
+  assert.deepEqual(plain.stderr.trim().split('\n'), [
+    "reposnap: error: Option '--max-tokens' argument is ambiguous. Did you forget to specify the option argument for '--max-tokens'? To specify an option argument starting with a dash use '--max-tokens=-XYZ'.",
+    "run 'reposnap --help' for usage",
+  ]);
+  const json = reposnap('ask', '--json', '--no-cache', '--model', checkTinyModel(), '--answer-room', '-5', 'q');
+  assert.equal(json.code, 2);
+  const obj = JSON.parse(oneLine(json));
+  assert.equal(obj.error.code, 'usage');
+  assert.doesNotMatch(obj.error.message, /\n/);
+  assert.match(obj.error.message, /^Option '--answer-room' argument is ambiguous\. .* use '--answer-room=-XYZ'\.$/);
+});
+
 test('--json errors: usage, missing model, bad number, each one object with a stable code', () => {
   const cases: [string[], string, number][] = [
     [['ask', '--json'], 'usage', 2],

@@ -14,6 +14,9 @@ import { detailOf, makeRepo, manifest, pack } from './fixtures';
 /** A credential value: a letter, a digit and a symbol, then 13 random alphanumerics (seeded). */
 const credential = (seed: number): string => `Xq9-${randomChars(seed, 13)}`;
 
+/** An alphanumeric credential (no symbol, so it also reads as an identifier): 13 random alphanumerics and a digit (seeded). */
+const alphanumeric = (seed: number): string => `${randomChars(seed, 13)}7`;
+
 /**
  * One kind of assignment: `content` holds the value `value` on 1-based `line`, starting at
  * 1-based `column`, assigned to `key`.
@@ -64,6 +67,11 @@ function cases(): Case[] {
     at('kebab-case header name', 'conf/proxy.yaml', 'headers:\n', 'x-api-key', '  x-api-key: ', credential(22), ''),
     at('Kubernetes env entry', 'k8s/deploy.yaml', 'env:\n  - name: DB_PASSWORD\n', 'DB_PASSWORD', '    value: ', credential(23), ''),
     at('ECS name/value pair', 'ecs/task.json', '[\n', 'API_TOKEN', '  {"name": "API_TOKEN", "value": "', credential(24), '"}'),
+    // alphanumeric values, which also read as identifiers: literals in these forms
+    at('Compose KEY=value, alphanumeric', 'deploy/compose.yml', 'services:\n  db:\n    environment:\n', 'POSTGRES_PASSWORD', '      - POSTGRES_PASSWORD=', alphanumeric(25), ''),
+    at('shell export, alphanumeric', 'scripts/token.sh', '#!/bin/sh\n', 'API_TOKEN', 'export API_TOKEN=', alphanumeric(26), ''),
+    at('YAML bare, alphanumeric', 'deploy/db.yaml', 'db:\n', 'password', '  password: ', alphanumeric(27), ''),
+    at('Kubernetes env entry, alphanumeric', 'k8s/api.yaml', 'env:\n  - name: API_KEY\n', 'API_KEY', '    value: ', alphanumeric(28), ''),
   ];
 }
 
@@ -106,6 +114,10 @@ const NOT_CREDENTIALS = [
   '- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}',
   '- name: DB_PASSWORD\n  value: ""',
   '- name: DB_HOST\n  value: Xq9-k2hP9zQw7xY4m',
+  'token = "Ident(3)"',
+  'apiKey = apiKeyV2Client',
+  'apiKey: currentApiKey',
+  "'Authorization': type1msg",
 ];
 
 test('the words of a key: camelCase, acronyms, snake_case, kebab-case and dotted paths split, trailing digits dropped', () => {
@@ -141,7 +153,8 @@ test('Shannon entropy in bits per character, checked by hand', () => {
 });
 
 test('every assignment form is found at its value, with its key, and findSecret reports it as generic-credential there', async () => {
-  assert.equal(cases().length, 24);
+  assert.equal(cases().length, 28);
+  for (const seed of [25, 26, 27, 28]) assert.ok(shannonEntropy(alphanumeric(seed)) >= MIN_ENTROPY_BITS && /^[A-Za-z][A-Za-z0-9]+$/.test(alphanumeric(seed)), alphanumeric(seed));
   for (const c of cases()) {
     assert.equal(c.content.split('\n')[c.line - 1]!.indexOf(c.value) + 1, c.column, `${c.kind}: the fixture's column`);
     const found = findCredentialAssignments(c.content);
@@ -152,7 +165,7 @@ test('every assignment form is found at its value, with its key, and findSecret 
 });
 
 test('placeholders, templates, references, calls, paths and ordinary code are not credentials', async () => {
-  assert.equal(NOT_CREDENTIALS.length, 37);
+  assert.equal(NOT_CREDENTIALS.length, 41);
   for (const line of NOT_CREDENTIALS) {
     assert.deepEqual(findCredentialAssignments(line), [], line);
     assert.equal(await findSecret(`${line}\n`, 'src/x.ts'), undefined, line);
