@@ -61,7 +61,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --exclude <glob>        leave matching files out (gitignore syntax; repeatable; '!dist/' re-includes a default exclude)
   --no-default-excludes   pack lockfiles, build output, node_modules, … too
 ${PACKING_HELP}  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
-                          retrieved chunks of files not in full (default 0: none)
+                          retrieved chunks of files not in full (default 0.15, as reposnap.retrievalShare; 0: none)
   --thread <id>           the conversation this question belongs to (follow-ups reuse its turns; needs the cache)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
                           for the new question (default); continue: append to the thread's compressed cache
@@ -147,7 +147,7 @@ export async function runAsk(args: string[]): Promise<number> {
   if (!(KV_CACHE_TYPES as readonly string[]).includes(kvType)) throw new UsageError(`--kv-type must be one of ${KV_CACHE_TYPES.join(', ')}`);
 
   const packing = packingOption(o.packing);
-  const retrievalShare = retrievalShareOption(o['retrieval-share']);
+  const retrievalShare = retrievalShareOption(o['retrieval-share'], packing);
   if (retrievalShare > 0 && packing !== 'ranked') throw new UsageError('--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)');
 
   const followUp = o['follow-up'] ?? 'resnap';

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DEFAULT_SETTINGS } from '../config/settings';
 import { parseRpcServers } from '../engine/rpc';
 
 /** A command-line usage error: printed as one line, exit code 2. */
@@ -55,11 +56,14 @@ export function numberOption(name: string, value: string | undefined, def: numbe
 
 /**
  * Parses `--retrieval-share`: the share of the context kept for the question's retrieval
- * section (`AskRequest.retrievalShare`), a number in [0, 1); default 0 (no retrieval).
+ * section (`AskRequest.retrievalShare`), a number in [0, 1). Default: with the ranked packing the
+ * extension's (`reposnap.retrievalShare`, `DEFAULT_SETTINGS.retrievalShare`, 0.15), so that the
+ * command line and VS Code ask the same prompt; otherwise 0 (retrieval quotes files the ranked
+ * packing left out of the full text).
  * @throws UsageError when the value is not a number in [0, 1).
  */
-export function retrievalShareOption(value: string | undefined): number {
-  if (value === undefined) return 0;
+export function retrievalShareOption(value: string | undefined, packing: 'smallest-first' | 'ranked'): number {
+  if (value === undefined) return packing === 'ranked' ? DEFAULT_SETTINGS.retrievalShare : 0;
   const n = value.trim() === '' ? NaN : Number(value);
   if (!Number.isFinite(n) || n < 0 || n >= 1) {
     throw new UsageError(`--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '${value}'); e.g. --retrieval-share 0.15`);

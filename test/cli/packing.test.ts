@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_SETTINGS } from '../../src/config/settings';
 import { after, before, test } from 'node:test';
 import type { ContextReport } from '../../src/pipeline/context-report';
 import { checkTinyModel } from '../helpers/models';
@@ -52,7 +53,7 @@ function askJson(...args: string[]) {
 }
 
 test('--packing ranked: the file tree and the repository map are sections of the prompt; map-only files say so', () => {
-  const context = askJson('--packing', 'ranked');
+  const context = askJson('--packing', 'ranked', '--retrieval-share', '0');
   const kinds = context.sections.map((s) => s.kind);
   assert.ok(kinds.includes('tree') && kinds.includes('map'), `sections: ${kinds.join(', ')}`);
   for (const s of context.sections) assert.ok(Number.isInteger(s.tokens) && s.tokens > 0, `${s.kind}: ${s.tokens} tokens`);
@@ -67,9 +68,18 @@ test('--packing ranked: the file tree and the repository map are sections of the
   const mappedTokens = mapped.reduce((sum, f) => sum + f.tokens!, 0);
   assert.ok(mappedTokens <= mapSection.tokens, `map blocks ${mappedTokens} tokens within the map's ${mapSection.tokens}`);
   assert.equal(context.summary.mappedFiles, mapped.length);
-  assert.equal(context.summary.retrievedFiles, 0, 'no retrieval without --retrieval-share');
+  assert.equal(context.summary.retrievedFiles, 0, 'no retrieval with --retrieval-share 0');
   // the four files are all accounted for: in full, in the map, or left out
   assert.deepEqual(context.files.map((f) => f.path).sort(), ['src/alpha.ts', 'src/beta.ts', 'src/gamma.ts', 'src/util.ts']);
+});
+
+test('--packing ranked without --retrieval-share retrieves with the extension\'s default share (reposnap.retrievalShare, 0.15)', () => {
+  const byDefault = askJson('--packing', 'ranked');
+  const explicit = askJson('--packing', 'ranked', '--retrieval-share', String(DEFAULT_SETTINGS.retrievalShare));
+  assert.equal(DEFAULT_SETTINGS.retrievalShare, 0.15);
+  assert.deepEqual(byDefault.sections, explicit.sections);
+  assert.deepEqual(byDefault.files, explicit.files);
+  assert.ok(byDefault.sections.some((s) => s.kind === 'retrieval'), `sections: ${byDefault.sections.map((s) => s.kind).join(', ')}`);
 });
 
 test('--packing smallest-first (the default) has no tree or map, and every file is full or left out', () => {
