@@ -265,9 +265,9 @@ export class CacheStore {
       return store;
     }
     try {
-      makeFolder(dir); // not mkdirSync's recursive form, which loops for ever where mkdir says ENOENT under an existing folder (/proc)
-      fs.mkdirSync(path.join(dir, 'prefix'), { recursive: true });
-      fs.mkdirSync(path.join(dir, 'thread'), { recursive: true });
+      // makeFolder, not mkdirSync's recursive form, which loops for ever where mkdir says ENOENT under an existing folder (/proc)
+      makeFolder(path.join(dir, 'prefix'));
+      makeFolder(path.join(dir, 'thread'));
     } catch (e) {
       store.disable(`cannot create the cache folder ${dir} (${errCode(e)}): caching is off`);
     }
@@ -520,7 +520,7 @@ export class CacheStore {
     const sid = safeId(id);
     let lock: Lock;
     try {
-      fs.mkdirSync(path.join(this.dir, 'thread'), { recursive: true }); // gone when another process's removeIfEmpty took the empty folder
+      makeFolder(path.join(this.dir, 'thread')); // gone when another process's removeIfEmpty took the empty folder
       lock = await acquireLock(this.file('thread', sid, 'lock'), { timeoutMs: THREAD_LOCK_TIMEOUT_MS, signal: options.signal, onWait: () => options.onWait?.() });
     } catch (e) {
       if (options.signal?.aborted) throw e;
@@ -756,8 +756,8 @@ export class CacheStore {
    * write, as `removeIfEmpty` removes them under it.
    */
   private ensureFolders(): void {
-    fs.mkdirSync(path.join(this.dir, 'prefix'), { recursive: true });
-    fs.mkdirSync(path.join(this.dir, 'thread'), { recursive: true });
+    makeFolder(path.join(this.dir, 'prefix'));
+    makeFolder(path.join(this.dir, 'thread'));
   }
 
   /**

@@ -23,6 +23,7 @@ import { acquireLock, type Lock } from './lock';
 import { defaultCacheRoot, workspaceCacheDir } from './location';
 import { ENTRY_ID } from './schema';
 import { safeReaddir } from './store';
+import { makeFolder } from '../engine/state-file';
 
 /** How long adoption waits for a live holder of either folder's lock [ms] (as long as a store operation). */
 const ADOPT_LOCK_TIMEOUT_MS = 10_000;
@@ -76,7 +77,7 @@ export async function adoptWindowStore(from: string, to: string, options: AdoptO
   const rename = options.rename ?? fs.renameSync;
   const locks: Lock[] = [];
   try {
-    fs.mkdirSync(path.dirname(to), { recursive: true }); // the cache root, on a first run
+    makeFolder(path.dirname(to)); // the cache root, on a first run
     locks.push(await acquireLock(`${from}.lock`, { timeoutMs: ADOPT_LOCK_TIMEOUT_MS }));
     locks.push(await acquireLock(`${to}.lock`, { timeoutMs: ADOPT_LOCK_TIMEOUT_MS }));
     /** Moves `a` to `b`; across file systems copies it when `copy`, else reports false. */
@@ -98,7 +99,7 @@ export async function adoptWindowStore(from: string, to: string, options: AdoptO
       for (const name of safeReaddir(src)) {
         const stem = name.slice(0, -'.json'.length);
         if (!name.endsWith('.json') || !ENTRY_ID[kind].test(stem)) continue;
-        fs.mkdirSync(dst, { recursive: true });
+        makeFolder(dst);
         if (fs.existsSync(path.join(dst, name))) {
           result.dropped++;
           continue;
@@ -115,7 +116,7 @@ export async function adoptWindowStore(from: string, to: string, options: AdoptO
     }
     const stats = path.join(from, 'stats.json');
     if (fs.existsSync(stats) && !fs.existsSync(path.join(to, 'stats.json'))) {
-      fs.mkdirSync(to, { recursive: true });
+      makeFolder(to);
       result.countersMoved = move(stats, path.join(to, 'stats.json'), true);
     }
     fs.rmSync(from, { recursive: true, force: true });

@@ -310,7 +310,6 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
     if (inFull.has(i) || secretOf.has(i) || t.tags === undefined || t.tags.definitions.length === 0) continue;
     blockOf.set(i, formatMapBlock(t.file.path, t.tags.definitions));
   }
-  const blockScanned = new Set<number>();
   const fitMapOnce = (budget: number) => {
     const candidatesForMap = order.filter((i) => blockOf.has(i) && !inFull.has(i));
     return fitSection(
@@ -326,9 +325,8 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
       const fitted = await fitMapOnce(budget);
       let clean = true;
       for (const i of fitted.files) {
-        if (blockScanned.has(i)) continue;
-        blockScanned.add(i);
-        // the whole file: its policy is the file's, not its signatures' (a cut signature could hide a secret's end too)
+        // the whole file: its policy is the file's, not its signatures' (a cut signature could hide
+        // a secret's end too); `secrets` scans each file once and answers again from its memo
         const secret = await raceAbort(input.secrets.check(texts[i]!.file.path, texts[i]!.verdict.text), signal);
         if (secret !== undefined) {
           secretOf.set(i, secretDetail(secret));

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadAddon, type SyntheticShape } from './native';
+import { makeFolder } from './state-file';
 
 export type { SyntheticShape };
 
@@ -24,7 +25,7 @@ export function syntheticName(s: SyntheticShape): string {
 export async function ensureSyntheticModel(dir: string, shape: SyntheticShape): Promise<string> {
   const file = path.join(dir, syntheticName(shape));
   if (fs.existsSync(file)) return file;
-  fs.mkdirSync(dir, { recursive: true });
+  makeFolder(dir);
   const tmp = `${file}.${process.pid}.tmp`;
   await loadAddon().createSyntheticModel(tmp, shape);
   fs.renameSync(tmp, file);

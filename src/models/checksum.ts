@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { makeFolder } from '../engine/state-file';
 
 /** A model file's content does not match its expected digest. */
 export class ChecksumError extends Error {
@@ -89,7 +90,7 @@ export function recordVerified(dir: string, file: string, sha256: string | undef
   const record = readRecord(dir);
   const old = record[path.resolve(file)];
   record[path.resolve(file)] = { sha256, size: st.size, mtimeMs: st.mtimeMs, uri: uri ?? old?.uri };
-  fs.mkdirSync(dir, { recursive: true });
+  makeFolder(dir);
   const tmp = path.join(dir, `${RECORD}.${process.pid}.tmp`);
   fs.writeFileSync(tmp, JSON.stringify(record, null, 1));
   fs.renameSync(tmp, path.join(dir, RECORD));

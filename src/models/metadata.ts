@@ -53,10 +53,11 @@ export const GGUF_VERSIONS: readonly number[] = [2, 3];
  * type 4, a one-byte value), so counts that cannot fit in the file are refused too.
  * @param head the file's first bytes (at least 24, or the whole file when shorter).
  * @param size the file's size [bytes].
+ * @returns the tensor and metadata key counts.
  * @throws ModelLoadError naming what is wrong: not a GGUF file, too short, an unsupported version,
  *   counts larger than the file can hold.
  */
-export function checkGgufPreamble(head: Buffer, size: number, file: string): void {
+export function checkGgufPreamble(head: Buffer, size: number, file: string): { tensors: bigint; keys: bigint } {
   if (size < 4 || head.subarray(0, 4).toString('latin1') !== 'GGUF') {
     throw new ModelLoadError(`'${file}' is not a GGUF model file (it does not start with the bytes 'GGUF')`);
   }
@@ -72,6 +73,7 @@ export function checkGgufPreamble(head: Buffer, size: number, file: string): voi
   if (24n + tensors * 24n + keys * 13n > BigInt(size)) {
     throw new ModelLoadError(`'${file}' is damaged or truncated: its header announces ${tensors} tensors and ${keys} metadata keys, more than a file of ${size} bytes can hold`);
   }
+  return { tensors, keys };
 }
 
 /** Bytes of one value of each fixed-size GGUF type (`gguf_type`: 0 UINT8 … 12 FLOAT64; 8 STRING and 9 ARRAY vary). */
@@ -218,31 +220,25 @@ export function checkGgufEntries(fd: number, size: number, keys: bigint, tensors
  *   `block_count`, no heads, KV heads that do not divide the query heads, no embedding).
  */
 export async function readModelMetadata(file: string): Promise<ModelMetadata> {
-  let head: Buffer;
-  let fileSize: number;
+  // one descriptor for the preamble and the entries' walk; the size read here serves every check below
+  let fd: number;
   try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      fileSize = fs.fstatSync(fd).size;
-      head = Buffer.alloc(Math.min(24, fileSize));
-      fs.readSync(fd, head, 0, head.length, 0);
-    } finally {
-      fs.closeSync(fd);
-    }
+    fd = fs.openSync(file, 'r');
   } catch (e) {
     throw new ModelLoadError(`cannot open the model file '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  checkGgufPreamble(head, fileSize, file);
+  let size: number;
   try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      checkGgufEntries(fd, fileSize, head.readBigUInt64LE(16), head.readBigUInt64LE(8), file);
-    } finally {
-      fs.closeSync(fd);
-    }
+    size = fs.fstatSync(fd).size;
+    const head = Buffer.alloc(Math.min(24, size));
+    fs.readSync(fd, head, 0, head.length, 0);
+    const { tensors, keys } = checkGgufPreamble(head, size, file);
+    checkGgufEntries(fd, size, keys, tensors, file);
   } catch (e) {
     if (e instanceof ModelLoadError) throw e;
     throw new ModelLoadError(`cannot read the GGUF header of '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  } finally {
+    fs.closeSync(fd);
   }
   let info;
   try {
@@ -251,7 +247,6 @@ export async function readModelMetadata(file: string): Promise<ModelMetadata> {
   } catch (e) {
     throw new ModelLoadError(`cannot read the GGUF header of '${file}': ${(e as Error).message}`);
   }
-  const size = fs.statSync(file).size;
   if (info.infoEndOffset !== undefined && size < info.infoEndOffset) {
     throw new ModelLoadError(`'${file}' is truncated: its GGUF header alone takes ${info.infoEndOffset} bytes but the file has ${size} (an interrupted download? fetch it again)`);
   }

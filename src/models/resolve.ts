@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ChecksumError, recordedFile, recordVerified, verifiedSha256, verifySha256 } from './checksum';
+import { makeFolder } from '../engine/state-file';
 import { hubEndpoint, hubSha256, parseHubUri, type Fetch } from './hub';
 
 /** `reposnap.model` is empty, missing, or cannot be resolved. */
@@ -181,7 +182,7 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
     if (options.sha256) await checkFile(file, options.sha256, options);
     return file;
   }
-  fs.mkdirSync(options.directory, { recursive: true });
+  makeFolder(options.directory);
   // downloaded (and checked) before: no network
   const known = recordedFile(options.directory, s);
   if (known && (!options.sha256 || verifiedSha256(options.directory, known) === options.sha256.toLowerCase())) return known;
