@@ -16,8 +16,9 @@ struct snap_outcome {
     llama_snapkv_result res = {};
 };
 
-// { status, error, L, B, nLayer, nHeadKv, ms, kept } of a compaction or a scoring; B = cells held
-// after it, kept = rows kept over all layers and KV heads
+// { status, error, L, B, nLayer, nHeadKv, ms, kept, graphs, chunkHeads } of a compaction or a
+// scoring; B = cells held after it, kept = rows kept over all layers and KV heads, graphs = graph
+// runs it took, chunkHeads = KV heads scored together (0: no scoring)
 Napi::Value snap_result(Napi::Env env, snap_outcome & r) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("status",  r.status);
@@ -28,6 +29,8 @@ Napi::Value snap_result(Napi::Env env, snap_outcome & r) {
     o.Set("nHeadKv", r.res.n_head_kv);
     o.Set("ms",      r.res.t_ms);
     o.Set("kept",    (double) r.res.n_kept);
+    o.Set("graphs",     r.res.n_graphs);
+    o.Set("chunkHeads", r.res.n_chunk_heads);
     return o;
 }
 

@@ -106,6 +106,11 @@ export interface NativeSnapResult {
   ms: number;
   /** Rows kept over all layers and KV heads. */
   kept: number;
+  /** Graph runs the request took: 1, or one per group of layers when a single graph would not fit the
+   * context's graph size (`llama_snapkv_result.n_graphs`; 0 when no graph ran). */
+  graphs: number;
+  /** KV heads scored together in a layer's scoring graph, the most over the runs (0: no scoring). */
+  chunkHeads: number;
 }
 
 /**

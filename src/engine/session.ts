@@ -109,6 +109,10 @@ export interface SnapResult {
   nHeadKv: number;
   /** Wall time of the compaction graph and cell update [ms]. */
   ms: number;
+  /** Graph runs of the compaction (see {@link NativeSnapResult.graphs}). */
+  graphs: number;
+  /** KV heads scored together per scoring chunk (see {@link NativeSnapResult.chunkHeads}). */
+  chunkHeads: number;
 }
 
 /** Sampling settings for {@link EngineSession.generate}. */
@@ -330,7 +334,15 @@ export class EngineSession {
         policy.onDevice || L <= budget
           ? await this.native.snap(0, { window: params.window, budget, kernel, pooling, force: params.force ?? false, keepScores: params.keepScores ?? false })
           : await this.snapByPolicy(policy, L, budget, params.keepScores ?? false);
-      if (r.status < 0) throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
+      if (r.status < 0) {
+        // a compaction that failed after some of its graph runs had moved their layers' rows clears
+        // the sequence (llama_snapkv_compact): this session's view of it goes too
+        if (this.native.kvStats(0).cells !== L) {
+          this.clear();
+          throw new EngineError(`SnapKV failed and the cache was cleared: ${r.error}`);
+        }
+        throw new SnapRefusedError(`SnapKV refused: ${r.error}`, r.status);
+      }
       if (r.status === this.status.ok) {
         this.lastSnap = {
           L: r.L,
@@ -359,7 +371,7 @@ export class EngineSession {
     const scorer = policy.scorer;
     const { window, kernel, pooling } = scorer.params as { window: number; kernel: number; pooling: 'max' | 'avg' };
     const what = policy.allocator.id === 'uniform' ? `the ${scorer.id} scorer` : `the ${policy.allocator.id} allocation`;
-    const refuse = (error: string): NativeSnapResult => ({ status: this.status.errParams, error, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0 });
+    const refuse = (error: string): NativeSnapResult => ({ status: this.status.errParams, error, L, B: L, nLayer: 0, nHeadKv: 0, ms: 0, kept: 0, graphs: 0, chunkHeads: 0 });
     if (budget < scorer.protectedTail) {
       // as the engine refuses it for the uniform allocation
       return refuse(scorer.scoreWindow > 0 ? `need 1 <= n_window <= n_budget (n_window = ${window}, n_budget = ${budget})` : `need the budget (${budget}) ≥ the kept tail (${scorer.protectedTail} tokens)`);
@@ -376,7 +388,7 @@ export class EngineSession {
     const kept = policy.select({ L, budget, nLayer: read.nLayer, nHeadKv: read.nHeadKv, ...(scores ? { pooledScores: scores } : {}), ...(n ? { keyNorms: n.norms } : {}) });
     const r = await this.native.compactKept(0, kept.length / (read.nLayer * read.nHeadKv), kept);
     if (keepScores && r.status === this.status.ok) this.policyScores = scores ?? n!.norms;
-    return { ...r, ms: r.ms + (s?.ms ?? 0) + (n?.ms ?? 0) };
+    return { ...r, ms: r.ms + (s?.ms ?? 0) + (n?.ms ?? 0), graphs: r.graphs + (s?.graphs ?? 0) + (n?.graphs ?? 0), chunkHeads: s?.chunkHeads ?? 0 };
   }
 
   /**
@@ -654,7 +666,7 @@ export { AbortError };
 
 /** The session-level view of a native compaction result. */
 function snapResult(r: NativeSnapResult): SnapResult {
-  return { L: r.L, B: r.B, keptRows: r.kept, compacted: r.status === loadAddon().snapStatus.ok, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms };
+  return { L: r.L, B: r.B, keptRows: r.kept, compacted: r.status === loadAddon().snapStatus.ok, nLayer: r.nLayer, nHeadKv: r.nHeadKv, ms: r.ms, graphs: r.graphs, chunkHeads: r.chunkHeads };
 }
 
 /**
