@@ -59,7 +59,7 @@ test('glued password keys (PGPASSWORD, DBPASS) are password keys; bypass, compas
     assert.equal(isCredentialKey(key), true, key);
     assert.equal(isPasswordKey(key), true, key);
   }
-  for (const key of ['bypass', 'BYPASS', 'compass', 'encompass', 'surpass', 'trespass', 'passthrough', 'tokenizer', 'renderpass', 'SSH_ASKPASS', 'getpass', 'OLDPWD', 'NOPASSWD', 'passwords', 'passwordField']) {
+  for (const key of ['bypass', 'BYPASS', 'compass', 'encompass', 'surpass', 'trespass', 'passthrough', 'tokenizer', 'renderpass', 'SSH_ASKPASS', 'getpass', 'OLDPWD', 'NOPASSWD', 'passwords', 'passwordField', 'minipass', 'crc-16-buypass', 'EXPASS', 'keepass']) {
     assert.equal(isCredentialKey(key), false, key);
     assert.equal(isPasswordKey(key), false, key);
   }
@@ -76,7 +76,7 @@ test('glued password keys (PGPASSWORD, DBPASS) are password keys; bypass, compas
   ] as const) {
     assert.deepEqual(findCredentialAssignments(`${text}\n`), only(text, key, value), text);
   }
-  for (const text of [`BYPASS=${strong(5)}`, `compass = "${strong(6)}"`, `SSH_ASKPASS=${weak(7)}`, `OLDPWD=${weak(8)}`, `tokenizer = "${strong(9)}"`, `passthrough: ${strong(10)}`]) {
+  for (const text of [`BYPASS=${strong(5)}`, `compass = "${strong(6)}"`, `SSH_ASKPASS=${weak(7)}`, `OLDPWD=${weak(8)}`, `tokenizer = "${strong(9)}"`, `passthrough: ${strong(10)}`, '"minipass": "^7.1.2",', '    "minipass": "^7.1.2"', '"EXPASS", "*EXPORT",']) {
     assert.deepEqual(findCredentialAssignments(`${text}\n`), [], text);
   }
 });
@@ -95,7 +95,7 @@ test('weak values of password keys are reported; their placeholders are not, and
   const placeholders = [
     'DB_PASSWORD=changeme', 'password = "password"', 'pwd=xxx', 'PASS=${DB_PASS}', 'password: <password>', 'password=***', 'password = "********"',
     'DB_PASSWORD=', 'password: true', 'password: false', 'password: null', 'password = None', 'password = "aaaaaaaaaaaa"', 'password = "hunt2"',
-    'password: "[type=password]"', 'pass = 12345678', 'password = confirm',
+    'password: "[type=password]"', 'pass = 12345678', 'password = confirm', 'db_pass: "^7.1.2"', 'password = "v1.2.3"',
   ];
   for (const text of placeholders) assert.deepEqual(findCredentialAssignments(`${text}\n`), [], text);
   for (const text of [`API_TOKEN=${weak(2)}`, `client_secret = "${weak(3)}"`, `apiKey: "${weak(4)}"`, `<token>${weak(5)}</token>`]) {
@@ -260,6 +260,7 @@ test("a URL's userinfo is secretlint's where its rules reach (basicauth, databas
     'ssh://git@github.com:22/org/repo.git',
     'url = f"redis://:{password}@{host}:6379"',
     'https://example.com/@scope/pkg',
+    "fastURI.parse('uri://us\\xA0er:pa\\uD7FFss@example.com:123/x')",
   ]) {
     assert.deepEqual(findCredentialAssignments(`${text}\n`), [], text);
   }
