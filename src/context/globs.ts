@@ -78,8 +78,9 @@ export const DEFAULT_EXCLUDES: readonly string[] = Object.freeze([
 
 /**
  * Credential files left out of every pack, before `DEFAULT_EXCLUDES` and independently of
- * `defaultExcludes: false`: environment files, SSH/TLS/signing keys, the credential files of
- * package registries, clouds, git, Docker and Kubernetes, and infrastructure state. Their entries
+ * `defaultExcludes: false`: environment files, SSH/TLS/signing keys, password databases and
+ * keychains (KeePass, macOS, Password Safe), the credential files of package registries, clouds,
+ * databases (`.pgpass`, `.my.cnf`), git, Docker and Kubernetes, and infrastructure state. Their entries
  * are `'excluded'` with the detail `secret exclude 'pattern'`, and they are never read.
  *
  * gitignore syntax, like `DEFAULT_EXCLUDES`, matched in any letter case (`anyCasePattern`: `.ENV`
@@ -111,11 +112,24 @@ export const SECRET_EXCLUDES: readonly string[] = Object.freeze([
   '*.ppk',
   '*.jks',
   '*.keystore',
+  '*.pkcs12',
+  // password databases and keychains
+  '*.kdbx',
+  '*.kdb',
+  '*.keychain',
+  '*.keychain-db',
+  '*.psafe3',
   // registry, forge, cloud and container credentials
   '.npmrc',
   '.pypirc',
   '.netrc',
   '_netrc',
+  '.pgpass',
+  'pgpass.conf',
+  '.my.cnf',
+  '.mylogin.cnf',
+  '.s3cfg',
+  '.dockercfg',
   '.git-credentials',
   '.htpasswd',
   '**/.aws/credentials',
@@ -142,7 +156,8 @@ export const SECRET_EXCLUDES: readonly string[] = Object.freeze([
  * same credential, so `createExcludeMatcher` also compiles every file pattern of
  * `SECRET_EXCLUDES` (not the directory ones, whose whole tree is left out already) with each of
  * these appended, marked `secret exclude '<pattern><suffix>'`. Measured cost: the matcher grows
- * from 41 to 216 rules, +170 ms over 20,000 paths on this 2-core machine.
+ * from 41 to 216 rules, +170 ms over 20,000 paths on this 2-core machine (53 patterns and 308 rules since the
+ * database credential files, password databases and keychains were added).
  */
 export const SECRET_BACKUP_SUFFIXES: readonly string[] = Object.freeze(['~', '.bak', '.orig', '.old', '.swp']);
 
@@ -193,7 +208,7 @@ let secretRulesCache: readonly ignore.PatternParams[] | undefined;
 
 /**
  * The rules of `SECRET_EXCLUDES`, each in any letter case and each file pattern also with every
- * `SECRET_BACKUP_SUFFIXES` appended, marked `secret exclude '<pattern>'`; built once (216 rules).
+ * `SECRET_BACKUP_SUFFIXES` appended, marked `secret exclude '<pattern>'`; built once (308 rules).
  */
 function secretRules(): readonly ignore.PatternParams[] {
   secretRulesCache ??= SECRET_EXCLUDES.flatMap((pattern) =>

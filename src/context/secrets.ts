@@ -37,7 +37,7 @@
  * its 18 reports there are credential examples in documentation or a secret scanner's source.
  */
 import path from 'node:path';
-import { findCredentialAssignments } from './credentials';
+import { findCredentialAssignments, isConfigFileName, isConfigText } from './credentials';
 import type { SkippedFile } from './types';
 
 /** One secret found in a text. */
@@ -106,7 +106,8 @@ const OWN_PATTERNS: ReadonlyArray<{ rule: string; pattern: RegExp }> = [
 /**
  * RepoSnap's rule: reports every match of `OWN_PATTERNS`, with the pattern's name as message
  * id, and, unless the options say `{ genericCredentials: false }`, every generic credential
- * assignment's value (`GENERIC_CREDENTIAL_RULE`).
+ * assignment's value (`GENERIC_CREDENTIAL_RULE`), reading bare values as literals in a
+ * configuration file (`isConfigFileName` of the file's name, or `isConfigText`).
  */
 const ownRule: Rule = {
   meta: { id: OWN_RULE_ID },
@@ -122,7 +123,8 @@ const ownRule: Rule = {
           }
         }
         if (generic) {
-          for (const { start, end } of findCredentialAssignments(source.content)) context.report({ message: t(GENERIC_CREDENTIAL_RULE), range: [start, end] });
+          const config = isConfigFileName(source.filePath) || isConfigText(source.content);
+          for (const { start, end } of findCredentialAssignments(source.content, { config })) context.report({ message: t(GENERIC_CREDENTIAL_RULE), range: [start, end] });
         }
       },
     };
@@ -243,9 +245,19 @@ function rangeIndex(starts: readonly number[], position: Position, length: numbe
   return Math.min(length, lineStart + position.column);
 }
 
-/** The `detail` of a file skipped as `'secret'`: the rule and where, never the value. */
+/** RepoSnap's own rules by `SecretFinding.rule`, with the source `secretDetail` names for each; every other rule is secretlint's preset's. */
+const OWN_RULE_SOURCES: Readonly<Record<string, string>> = {
+  [GENERIC_CREDENTIAL_RULE]: 'generic credential assignment',
+  ...Object.fromEntries(OWN_PATTERNS.map(({ rule }) => [rule, 'RepoSnap token patterns'])),
+};
+
+/**
+ * The `detail` of a file skipped as `'secret'`: the rule, where, and which detector found it,
+ * never the value: `github secret at line 3, column 15 (secretlint rules)`, `stripe secret at …
+ * (RepoSnap token patterns)`, `generic-credential secret at … (generic credential assignment)`.
+ */
 export function secretDetail(finding: SecretFinding): string {
-  return `${finding.rule} secret at line ${finding.line}, column ${finding.column} (secretlint rules)`;
+  return `${finding.rule} secret at line ${finding.line}, column ${finding.column} (${OWN_RULE_SOURCES[finding.rule] ?? 'secretlint rules'})`;
 }
 
 /**

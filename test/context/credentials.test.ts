@@ -192,7 +192,7 @@ test('a file with a generic credential is left out of the pack as a secret, with
   assert.deepEqual(manifest(result).files, ['src/clean.ts', 'src/near.py']);
   assert.deepEqual(
     result.skipped,
-    all.map((c) => ({ path: c.path, reason: 'secret', detail: `generic-credential secret at line ${c.line}, column ${c.column} (secretlint rules)` })).sort((a, b) => (a.path < b.path ? -1 : 1)),
+    all.map((c) => ({ path: c.path, reason: 'secret', detail: `generic-credential secret at line ${c.line}, column ${c.column} (generic credential assignment)` })).sort((a, b) => (a.path < b.path ? -1 : 1)),
   );
   for (const c of all) {
     assert.ok(!detailOf(result, c.path).includes(c.value), `${c.kind}: the detail does not show the value`);

@@ -33,7 +33,7 @@ test('credential files by name are refused with the secret exclude that names th
 test('a file with a secret anywhere in its current text is refused with the rule and where, never the value; a disabled decision refuses nothing', async () => {
   const secrets = new FileSecretVerdicts();
   const refusal = await quotedFileRefusal({ path: 'src/db.ts', text: leaky }, { secrets });
-  assert.equal(refusal, 'generic-credential secret at line 4, column 22 (secretlint rules)');
+  assert.equal(refusal, 'generic-credential secret at line 4, column 22 (generic credential assignment)');
   assert.ok(!refusal.includes(password));
   assert.equal(await quotedFileRefusal({ path: 'src/ok.ts', text: 'export const ok = 1;\n' }, { secrets }), undefined);
   const off = new FileSecretVerdicts(false);
@@ -46,5 +46,5 @@ test("the pack's own decision is reused for the file on disk, and an unsaved edi
   assert.deepEqual(packed.files.map((f) => f.path), ['src/db.ts', 'src/main.ts']);
   const disk = 'export function connect() {\n  return open();\n}\n';
   assert.equal(await quotedFileRefusal({ path: 'src/db.ts', text: disk }, { secrets: packed.secrets }), undefined);
-  assert.equal(await quotedFileRefusal({ path: 'src/db.ts', text: leaky }, { secrets: packed.secrets }), 'generic-credential secret at line 4, column 22 (secretlint rules)');
+  assert.equal(await quotedFileRefusal({ path: 'src/db.ts', text: leaky }, { secrets: packed.secrets }), 'generic-credential secret at line 4, column 22 (generic credential assignment)');
 });

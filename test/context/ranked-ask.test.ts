@@ -131,7 +131,7 @@ test('a function the question names, in a file with a secret at its bottom, is n
   assert.ok(packerOnly!.retrievable.some((c) => c.name === 'vaultUnlock'));
   // BM25 ranks its chunk first for this question: without the file's verdict it would be quoted
   assert.equal(rankChunks(packerOnly!.retrievable, 'What does vaultUnlock return?')[0]?.chunk.name, 'vaultUnlock');
-  const entry = { path: 'src/zz/vault.ts', reason: 'secret', detail: 'generic-credential secret at line 30, column 22 (secretlint rules)' };
+  const entry = { path: 'src/zz/vault.ts', reason: 'secret', detail: 'generic-credential secret at line 30, column 22 (generic credential assignment)' };
   assert.deepEqual(withRetrieval!.skipped.find((s) => s.path === 'src/zz/vault.ts'), entry);
   assert.equal(withRetrieval!.skipped.length, packerOnly!.skipped.length);
   assert.deepEqual(

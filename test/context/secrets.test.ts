@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { anyCasePattern, SECRET_BACKUP_SUFFIXES, SECRET_EXCLUDES } from '../../src/context/globs';
-import { FileSecretVerdicts, findSecret } from '../../src/context/secrets';
+import { FileSecretVerdicts, findSecret, secretDetail } from '../../src/context/secrets';
 import { fakeSecrets, randomChars } from './fake-secrets';
 import { detailOf, makeRepo, manifest, pack } from './fixtures';
 
@@ -125,7 +125,7 @@ test('a secret in the content skips the file as "secret", whatever its name, wit
   const result = await pack(root);
   assert.deepEqual(manifest(result).files, ['src/clean.ts', 'src/near.ts']);
   const expected = secrets
-    .map((s) => ({ path: s.path, reason: 'secret', detail: `${s.rule} secret at line ${s.line}, column ${s.column} (secretlint rules)` }))
+    .map((s) => ({ path: s.path, reason: 'secret', detail: `${s.rule} secret at line ${s.line}, column ${s.column} (${s.rule === 'stripe' || s.rule === 'google-api-key' ? 'RepoSnap token patterns' : 'secretlint rules'})` }))
     .sort((a, b) => (a.path < b.path ? -1 : 1));
   assert.deepEqual(result.skipped, expected);
   for (const s of secrets) {
@@ -197,4 +197,45 @@ test('one decision per file: the whole text is scanned once, a deferred file whe
   assert.equal(await off.check('src/a.ts', dirty), undefined);
   assert.equal(await off.verdictOf('src/never.ts'), undefined);
   assert.equal(off.skippedEntry('src/a.ts'), undefined);
+});
+
+test('the detail names the detector that found the secret: secretlint\'s preset, RepoSnap\'s token patterns or the generic credential rule', () => {
+  assert.equal(secretDetail({ rule: 'github', line: 3, column: 15 }), 'github secret at line 3, column 15 (secretlint rules)');
+  assert.equal(secretDetail({ rule: 'basicauth', line: 1, column: 1 }), 'basicauth secret at line 1, column 1 (secretlint rules)');
+  assert.equal(secretDetail({ rule: 'stripe', line: 2, column: 6 }), 'stripe secret at line 2, column 6 (RepoSnap token patterns)');
+  assert.equal(secretDetail({ rule: 'google-api-key', line: 2, column: 6 }), 'google-api-key secret at line 2, column 6 (RepoSnap token patterns)');
+  assert.equal(secretDetail({ rule: 'generic-credential', line: 2, column: 13 }), 'generic-credential secret at line 2, column 13 (generic credential assignment)');
+});
+
+test('database credential files, password databases and keychains are excluded by name; id_ed25519 and *.p12 were already; look-alikes stay', async (t) => {
+  const files: Record<string, string> = {
+    '.pgpass': '.pgpass',
+    'home/.pgpass': '.pgpass',
+    'AppData/postgresql/pgpass.conf': 'pgpass.conf',
+    '.my.cnf': '.my.cnf',
+    '.mylogin.cnf': '.mylogin.cnf',
+    '.s3cfg': '.s3cfg',
+    '.dockercfg': '.dockercfg',
+    'vault/Passwords.KDBX': '*.kdbx',
+    'vault/old.kdb': '*.kdb',
+    'vault/login.keychain-db': '*.keychain-db',
+    'vault/work.keychain': '*.keychain',
+    'vault/safe.psafe3': '*.psafe3',
+    'certs/client.pkcs12': '*.pkcs12',
+    'certs/client.p12': '*.p12',
+    'keys/id_ed25519': 'id_ed25519',
+    '.pgpass.bak': '.pgpass.bak',
+  };
+  const tree: Record<string, string> = { 'etc/my.cnf': '[mysqld]\nport = 3306\n', 'src/pgpass.ts': 'export const file = 1;\n', 'docs/keychain.md': '# keychain\n' };
+  for (const p of Object.keys(files)) tree[p] = 'value\n';
+  const root = await makeRepo(t, tree);
+  const result = await pack(root);
+  assert.deepEqual(manifest(result).files, ['docs/keychain.md', 'etc/my.cnf', 'src/pgpass.ts']);
+  assert.deepEqual(
+    result.ignored.map((e) => [e.path, e.detail]),
+    Object.entries(files)
+      .map(([p, rule]) => [p, `secret exclude '${rule}'`])
+      .sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+  );
+  for (const p of ['.pgpass', 'pgpass.conf', '.my.cnf', '*.kdbx', '*.keychain-db', 'id_ed25519', '*.p12']) assert.ok(SECRET_EXCLUDES.includes(p), p);
 });

@@ -47,7 +47,7 @@ test('an explanation of a clean function in a file with a secret at its bottom i
     askRepository({ repo, model, store, question, snap: DEFAULT_SNAP, contextSize: 1024, maxTokens: 2, session: { threads: 2 }, threadId: 'explain:1', quoted }, (e) => events.push(e.kind));
   await assert.rejects(ask({ path: 'src/db.ts', text: db }), (e: Error) => {
     assert.ok(e instanceof SecretRefusedError);
-    assert.equal(e.message.split(':')[0], 'src/db.ts is kept out of the prompt (generic-credential secret at line 4, column 22 (secretlint rules))');
+    assert.equal(e.message.split(':')[0], 'src/db.ts is kept out of the prompt (generic-credential secret at line 4, column 22 (generic credential assignment))');
     return true;
   });
   assert.ok(!events.includes('packed') && !events.includes('token'), 'refused before the prompt was built');
