@@ -7,7 +7,8 @@
 //                [--lengths 32768,131072] [--budgets 2048,1024,256] [--window 32] [--decode 16]
 //                [--ubatch 512] [--threads N] [--bandwidth GB/s]
 //
-// Per L: prefill tok/s; decode ms/token uncompressed; then SnapKV L -> B for the largest B and
+// Per L: prefill tok/s; decode ms/token uncompressed; then SnapKV L -> B (its graph runs and KV heads
+// per scoring chunk, llama_snapkv_result.n_graphs and n_chunk_heads) for the largest B and
 // decode at B, re-snapping to each smaller B in turn (compaction is in place); decode of a plain
 // context of B tokens; KV bytes before and after; the key norms of the L cells
 // (llama_snapkv_key_norms, the query-agnostic scorers' input: graph wall time of the second of two
@@ -214,8 +215,8 @@ int main(int argc, char ** argv) {
     const double w_bytes = (double) llama_model_size(model);
     printf("weights: %.1f MiB%s\n", w_bytes/1048576.0,
         a.bandwidth_gbs > 0 ? (" ; floor ms/token = (weights + KV) / " + std::to_string((int) a.bandwidth_gbs) + " GB/s").c_str() : "");
-    printf("\n| L | prefill tok/s | decode ms/tok full | key norms ms | B | snap ms | snap / prefill | decode ms/tok at B | plain context of B | speed-up full / B | bound (W+KV_L)/(W+KV_B) | floor ms full / B | KV MiB | KV MiB after | peak device MiB |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("\n| L | prefill tok/s | decode ms/tok full | key norms ms | B | snap ms | snap graphs x KV heads per chunk | snap / prefill | decode ms/tok at B | plain context of B | speed-up full / B | bound (W+KV_L)/(W+KV_B) | floor ms full / B | KV MiB | KV MiB after | peak device MiB |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(stdout);
 
     for (int L : a.lengths) {
@@ -251,8 +252,8 @@ int main(int argc, char ** argv) {
             if (g_peak_dev >= 0) snprintf(peak, sizeof(peak), "%.0f", g_peak_dev/1048576.0);
             char norms[32] = "-";
             if (first) snprintf(norms, sizeof(norms), "%.1f", norms_ms);
-            printf("| %d | %.0f | %.2f | %s | %d%s | %.1f | %.3f %% | %.2f | %.2f | %.2fx | %.2fx | %s | %.0f | %.0f | %s |\n",
-                L, L/(prefill_ms/1000), full_ms, norms, B, first ? "" : " (re-snap)", r.t_ms, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b,
+            printf("| %d | %.0f | %.2f | %s | %d%s | %.1f | %d x %d | %.3f %% | %.2f | %.2f | %.2fx | %.2fx | %s | %.0f | %.0f | %s |\n",
+                L, L/(prefill_ms/1000), full_ms, norms, B, first ? "" : " (re-snap)", r.t_ms, r.n_graphs, r.n_chunk_heads, 100.0*r.t_ms/prefill_ms, at_b, plain_ms, full_ms/at_b,
                 bound, floor_ms, kv_before/1048576.0, kv_after/1048576.0, peak);
             fflush(stdout);
             first = false;
