@@ -112,10 +112,13 @@ async function prepareAndAnswer(
   const store = req.store;
   const { maxTokens, answerRoom } = answerSize;
   // the key names the model by its SHA-256 (session.identity()): only a store needs it, so a
-  // question without the cache neither hashes the model nor writes its fingerprint anywhere
-  const key = store ? cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION }) : '';
+  // question without the cache neither hashes the model nor writes its fingerprint anywhere; and
+  // it is made once the repository is packed (before, only a thread's history needs it), so that
+  // a question cancelled while packing writes nothing to the cache root (the fingerprint memo)
+  let cachedKey: string | undefined;
+  const keyOf = (): string => (cachedKey ??= store ? cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION }) : '');
   const layout = tokenizeLayout(model, promptLayout(model));
-  const history = req.prepareOnly ? [] : threadHistory(model, key, store, req.threadId, req.forkFrom);
+  const history = req.prepareOnly || req.threadId === undefined ? [] : threadHistory(model, keyOf(), store, req.threadId, req.forkFrom);
   // the question's one tokenization: the thread's fit, the prompt, and a continued thread's turn use it
   const questionTokens = model.tokenize(req.question);
   // the thread's room and the packing depend on the answer room, never on this question's
@@ -175,6 +178,7 @@ async function prepareAndAnswer(
   // an answer longer than the answer room is served from what the prompt left free, or refused
   // here, before the prefill, with the number that fits (never cut short at the context's end)
   if (!req.prepareOnly) checkAnswerRoom(contextSize, prefix.length + questionPart.length, maxTokens, answerRoom, names);
+  const key = keyOf();
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 
