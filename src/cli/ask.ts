@@ -46,7 +46,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           --answer-room it always fits, above it it is served from what the prompt leaves
                           free, or refused with the number that fits
   --answer-room <n>       tokens the packer keeps free for the answer (default ${DEFAULT_MAX_TOKENS}, at most an eighth
-                          of the context); changing it packs another prefix (a cold prefill)
+                          of the context; refused above half of it); changing it packs another prefix (a cold prefill)
   --temperature <t>       sampling temperature, 0 = greedy (default 0)
   --top-p <p>             nucleus sampling (default 1)
   --seed <n>              sampling seed

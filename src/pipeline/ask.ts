@@ -20,6 +20,7 @@ import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession } from '../engine/session';
 import { concatTokens, promptLayout, tokenizeLayout } from '../prompt/prompt';
+import { checkAnswerRoomSize } from './answer-room';
 import { checkAnswerRoom, checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom, defaultContextSize, DEFAULT_MAX_TOKENS, questionReserve, type OptionNames } from './context-size';
 import type { AskEvent, AskRequest, AskStats } from './request';
 import { decode } from './stages/decode';
@@ -46,6 +47,7 @@ export {
   type ContextCheck,
   type OptionNames,
 } from './context-size';
+export { checkAnswerRoomSize, minContextSize, minPromptTokens, type PromptParts } from './answer-room';
 export type { AskEvent, AskRequest, AskStats } from './request';
 export { fitThread, QuestionTooLongError, REPOSITORY_SHARE, threadRoom, type FittedThread } from './thread';
 
@@ -121,6 +123,8 @@ async function prepareAndAnswer(
   const history = req.prepareOnly || req.threadId === undefined ? [] : threadHistory(model, keyOf(), store, req.threadId, req.forkFrom);
   // the question's one tokenization: the thread's fit, the prompt, and a continued thread's turn use it
   const questionTokens = model.tokenize(req.question);
+  // an answer room the context cannot hold beside this question is refused with the limit, before anything is packed
+  checkAnswerRoomSize(contextSize, req.answerRoom, { head: layout.head.length, questionTemplate: layout.between.length + layout.tail.length, question: questionTokens.length }, names);
   // the thread's room and the packing depend on the answer room, never on this question's
   // maxTokens: questions that differ only in their answer length share one cached prefix
   const fit = fitThread(model, layout, history, questionTokens, threadRoom(contextSize, layout.head.length, answerRoom, names), names);
