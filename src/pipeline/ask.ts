@@ -115,12 +115,12 @@ async function prepareAndAnswer(
   const { maxTokens, answerRoom } = answerSize;
   // the key names the model by its SHA-256 (session.identity()): only a store needs it, so a
   // question without the cache neither hashes the model nor writes its fingerprint anywhere; and
-  // it is made once the repository is packed (before, only a thread's history needs it), so that
+  // it is made once the repository is packed (before, only the turns of a thread need it), so that
   // a question cancelled while packing writes nothing to the cache root (the fingerprint memo)
   let cachedKey: string | undefined;
   const keyOf = (): string => (cachedKey ??= store ? cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION }) : '');
   const layout = tokenizeLayout(model, promptLayout(model));
-  const history = req.prepareOnly || req.threadId === undefined ? [] : threadHistory(model, keyOf(), store, req.threadId, req.forkFrom);
+  const history = req.prepareOnly ? [] : threadHistory(model, keyOf, store, req.threadId, req.forkFrom);
   // the question's one tokenization: the thread's fit, the prompt, and a continued thread's turn use it
   const questionTokens = model.tokenize(req.question);
   // an answer room the context cannot hold beside this question is refused with the limit, before anything is packed

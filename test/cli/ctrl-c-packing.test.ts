@@ -72,6 +72,13 @@ test('Ctrl+C while ask packs: "cancelled" on its own line, exit 130, and no cach
     assert.doesNotMatch(first.output, /aborted/);
     assert.equal(fs.existsSync(freshRoot), false, `left behind: ${fs.existsSync(freshRoot) ? fs.readdirSync(freshRoot).join(', ') : ''}`);
 
+    // the first question of a thread: its lock came and went, nothing stays either
+    const threadRoot = path.join(tmp, 'thread-cache');
+    const inThread = await ctrlCWhilePacking(['ask', '--repo', repo, '--model', model, '--cache-dir', threadRoot, '--thread', 't1', 'Which file holds v7_3?']);
+    assert.ok(inThread.typed, `packing never showed:\n${inThread.output}`);
+    assert.equal(inThread.code, 130, inThread.output);
+    assert.equal(fs.existsSync(threadRoot), false, `left behind: ${fs.existsSync(threadRoot) ? fs.readdirSync(threadRoot).join(', ') : ''}`);
+
     // a cache root that exists (empty): it stays, and stays empty (no model-fingerprints.json)
     const existingRoot = path.join(tmp, 'existing-cache');
     fs.mkdirSync(existingRoot);
