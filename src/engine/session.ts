@@ -267,7 +267,11 @@ export class EngineSession {
    * `position`, which follows the cache), so the session goes on from there. On an interleaved
    * sliding-window model whose sliding layers lost part of the window of the last kept position
    * (the stopped ubatch took their cells: `swaFull: false`), the sequence is cleared instead
-   * (position 0), as {@link truncate} would refuse to cut there.
+   * (position 0), as {@link truncate} would refuse to cut there. With the default `swaFull: true`
+   * a prefill resumed after a cancel computes exactly what an uncancelled one does (the same kept
+   * positions and answer: test/engine/cancel.test.ts; Gemma 3 270M too); with `swaFull: false` the
+   * sliding layers' cells it writes may lie elsewhere in their cache, so results match up to
+   * rounding (the attention sums the same keys in another order).
    * @throws ContextOverflowError when the tokens do not fit the context; AbortError on cancel.
    */
   prefill(tokens: ArrayLike<number>, opts: { onProgress?: (p: PrefillProgress) => void; signal?: AbortSignal } = {}): Promise<void> {
