@@ -11,7 +11,13 @@ namespace {
 
 bool g_verbose = false;
 
+// the cancellable decode running on this thread (QuietCancelledDecode), or null
+thread_local const DecodeCancel * t_decode = nullptr;
+
 void log_callback(ggml_log_level level, const char * text, void *) {
+    if (level == GGML_LOG_LEVEL_ERROR && t_decode && t_decode->requested.load(std::memory_order_relaxed) && !g_verbose) {
+        return; // a cancelled decode's own report: the caller says "cancelled"
+    }
     if (g_verbose || level == GGML_LOG_LEVEL_ERROR) {
         fputs(text, stderr);
     }
@@ -29,6 +35,15 @@ void backend_init() {
         llama_backend_init();
     });
 }
+
+bool decode_cancel_requested(void * data) {
+    const auto * c = static_cast<const DecodeCancel *>(data);
+    return c->running.load(std::memory_order_relaxed) && c->requested.load(std::memory_order_relaxed);
+}
+
+QuietCancelledDecode::QuietCancelledDecode(const DecodeCancel * cancel) { t_decode = cancel; }
+
+QuietCancelledDecode::~QuietCancelledDecode() { t_decode = nullptr; }
 
 ggml_type parse_type(const Napi::Env & env, const std::string & name) {
     if (name == "f32")  return GGML_TYPE_F32;

@@ -9,6 +9,7 @@
 
 #include "llama.h"
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <utility>
@@ -18,6 +19,29 @@ namespace reposnap_addon {
 // llama_backend_init() and the log callback, once per process (REPOSNAP_VERBOSE=1: all of
 // llama.cpp's log; else errors only)
 void backend_init();
+
+// A session's request to stop its running llama_decode (Session::cancelDecode). `requested` is set
+// on the JS thread; `running` is true on the worker thread while llama_decode runs, so that a
+// request that lands after a decode (during a SnapKV graph, say) stops nothing else.
+struct DecodeCancel {
+    std::atomic<bool> requested{false};
+    std::atomic<bool> running{false};
+};
+
+// llama_set_abort_callback's callback for a DecodeCancel (data): true once a cancel was requested
+// while a decode runs; ggml's CPU backend calls it after each graph node and stops the graph
+bool decode_cancel_requested(void * data);
+
+// While alive on a thread, llama.cpp's error lines logged on that thread are dropped once `cancel`
+// was requested: the ones a cancelled llama_decode logs ("graph_compute: … failed with error 1",
+// "llama_decode: failed to decode, ret = 2"), which RepoSnap reports as a cancellation itself.
+class QuietCancelledDecode {
+public:
+    explicit QuietCancelledDecode(const DecodeCancel * cancel);
+    ~QuietCancelledDecode();
+    QuietCancelledDecode(const QuietCancelledDecode &) = delete;
+    QuietCancelledDecode & operator=(const QuietCancelledDecode &) = delete;
+};
 
 // ggml type of a KV cache or weight type name (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)
 // throws Napi::TypeError for another name

@@ -13,6 +13,7 @@ namespace reposnap_addon {
 void Session::Init(Napi::Env env, Napi::Object exports) {
     Napi::Function f = DefineClass(env, "Session", {
         InstanceMethod("decode",       &Session::Decode),
+        InstanceMethod("cancelDecode", &Session::CancelDecode),
         InstanceMethod("logits",       &Session::Logits),
         InstanceMethod("setSampler",   &Session::SetSampler),
         InstanceMethod("sample",       &Session::Sample),
@@ -67,6 +68,8 @@ Session::Session(const Napi::CallbackInfo & info) : Napi::ObjectWrap<Session>(in
     if (!ctx) {
         throw Napi::Error::New(env, "failed to create the context (context size too large for memory, or an unsupported KV cache type: quantized V needs flash attention)");
     }
+    // cancelDecode(): ggml's CPU backend polls this after each graph node of a decode
+    llama_set_abort_callback(ctx, decode_cancel_requested, &cancel);
     batch = llama_batch_init((int32_t) cp.n_batch, 0, 1);
     n_batch = (int32_t) cp.n_batch;
     smpl = llama_sampler_init_greedy();
@@ -85,8 +88,11 @@ void Session::release() {
     if (ctx)   { llama_free(ctx); ctx = nullptr; llama_batch_free(batch); }
 }
 
-// decode(tokens: Int32Array, pos0, seqId, logits: 'last' | 'all' | 'none') -> Promise<void>
-// tokens.length <= batchSize; token i gets position pos0 + i
+// decode(tokens: Int32Array, pos0, seqId, logits: 'last' | 'all' | 'none') -> Promise<boolean>
+// tokens.length <= batchSize; token i gets position pos0 + i. Resolves true when every token was
+// decoded; false when cancelDecode() stopped it (llama_decode returned 2: the graph stopped between
+// two nodes, and llama.cpp removed the positions of the stopped ubatch from the sequence, from its
+// lowest position on; ubatches of this call decoded before it stay: read seqPosMax)
 Napi::Value Session::Decode(const Napi::CallbackInfo & info) {
     auto env = info.Env();
     check(env);
@@ -112,9 +118,22 @@ Napi::Value Session::Decode(const Napi::CallbackInfo & info) {
     }
     llama_context * c = ctx;
     llama_batch b = batch;
-    return PromiseWorker<none>::run(env,
-        [c, b]() {
-            const int32_t ret = llama_decode(c, b);
+    DecodeCancel * dc = &cancel;
+    // a request made before this call (for an earlier decode) does not stop this one
+    dc->requested.store(false);
+    return PromiseWorker<bool>::run(env,
+        [c, b, dc]() {
+            int32_t ret;
+            {
+                QuietCancelledDecode quiet(dc);
+                dc->running.store(true);
+                ret = llama_decode(c, b);
+                dc->running.store(false);
+            }
+            if (ret == 2) {
+                llama_synchronize(c);
+                return false; // cancelled (GGML_STATUS_ABORTED)
+            }
             if (ret != 0) {
                 throw std::runtime_error(ret == 1 ? "the KV cache is full (the prompt does not fit the context)"
                                                   : "llama_decode failed with code " + std::to_string(ret));
@@ -122,9 +141,16 @@ Napi::Value Session::Decode(const Napi::CallbackInfo & info) {
             // an asynchronous backend (RPC, CUDA) may still be computing: wait here, on the worker,
             // so that the promise resolves when the batch is done (prefill timings, no JS-thread wait)
             llama_synchronize(c);
-            return none{};
+            return true;
         },
-        resolve_undefined);
+        [](Napi::Env env, bool & done) -> Napi::Value { return Napi::Boolean::New(env, done); });
+}
+
+// cancelDecode(): the running decode (if any) stops after the graph node being computed and its
+// promise resolves false; a decode started later is not affected. Callable while a decode runs.
+Napi::Value Session::CancelDecode(const Napi::CallbackInfo & info) {
+    cancel.requested.store(true);
+    return info.Env().Undefined();
 }
 
 // stateGet(seqId, keepMaskedSliding = false) -> Promise<Buffer>: llama_state_seq_get_data_ext

@@ -21,6 +21,9 @@ public:
     int32_t n_batch = 0;
     llama_sampler * smpl = nullptr;
     Model * model = nullptr;
+    // cancelDecode() -> the running decode stops between graph nodes (llama_set_abort_callback,
+    // polled by ggml's CPU backend after each node); lives as long as the Session (the callback's data)
+    DecodeCancel cancel;
     Napi::ObjectReference model_ref;
 
     // throws when the session was disposed
@@ -31,6 +34,7 @@ private:
 
     // session.cpp
     Napi::Value Decode(const Napi::CallbackInfo & info);
+    Napi::Value CancelDecode(const Napi::CallbackInfo & info);
     Napi::Value Logits(const Napi::CallbackInfo & info);
     Napi::Value SetSampler(const Napi::CallbackInfo & info);
     Napi::Value Sample(const Napi::CallbackInfo & info);

@@ -3,10 +3,12 @@
  * TypeScript, so tests run it in Node too): markdown-it with raw HTML off (the model's text
  * can never inject markup), code blocks highlighted by highlight.js (class names only; colours
  * come from media/chat.css and the VS Code theme) with a copy button, and file references
- * ({@link findFileReferences}) turned into links carrying `data-path` / `data-line`.
+ * ({@link findFileReferences}) turned into links carrying `data-path` / `data-line`. Unicode
+ * bidirectional controls are shown as markers (`⟨U+202E⟩`, bidi.ts), never applied to the text.
  */
 import hljs from 'highlight.js/lib/common';
 import MarkdownIt, { type Token } from 'markdown-it';
+import { showBidiControls } from './bidi';
 import { findFileReferences } from './links';
 
 
@@ -25,7 +27,7 @@ md.options.highlight = (code: string, lang: string): string => {
 const fence = (tokens: Token[], idx: number): string => {
   const t = tokens[idx]!;
   const lang = t.info.trim().split(/\s+/)[0] ?? '';
-  const body = md.options.highlight!(t.content, lang, '');
+  const body = showBidiControls(md.options.highlight!(t.content, lang, ''));
   const label = md.utils.escapeHtml(lang || 'text');
   return (
     `<div class="code-block"><div class="code-head"><span class="code-lang">${label}</span>` +
@@ -35,6 +37,12 @@ const fence = (tokens: Token[], idx: number): string => {
 };
 md.renderer.rules.fence = fence;
 md.renderer.rules.code_block = fence;
+// text and inline code: bidirectional controls shown as markers, never applied (bidi.ts), as in code blocks
+md.renderer.rules.text = (tokens, idx) => showBidiControls(md.utils.escapeHtml(tokens[idx]!.content));
+md.renderer.rules.code_inline = (tokens, idx, _options, _env, self) => {
+  const t = tokens[idx]!;
+  return `<code${self.renderAttrs(t)}>${showBidiControls(md.utils.escapeHtml(t.content))}</code>`;
+};
 
 function fileLinkOpen(state: { Token: new (type: string, tag: string, nesting: -1 | 0 | 1) => Token }, ref: { path: string; line?: number; column?: number }): Token {
   const open = new state.Token('link_open', 'a', 1);

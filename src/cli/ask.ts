@@ -46,7 +46,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
                           --answer-room it always fits, above it it is served from what the prompt leaves
                           free, or refused with the number that fits
   --answer-room <n>       tokens the packer keeps free for the answer (default ${DEFAULT_MAX_TOKENS}, at most an eighth
-                          of the context); changing it packs another prefix (a cold prefill)
+                          of the context; refused above half of it); changing it packs another prefix (a cold prefill)
   --temperature <t>       sampling temperature, 0 = greedy (default 0)
   --top-p <p>             nucleus sampling (default 1)
   --seed <n>              sampling seed
@@ -181,6 +181,8 @@ export async function runAsk(args: string[]): Promise<number> {
   const rpcServers = rpcOption(o.rpc);
   const gpuLayers = o['gpu-layers'] === undefined && rpcServers.length > 0 ? undefined : intOption('gpu-layers', o['gpu-layers'], 0, 0);
   const cacheRoot = o['cache-dir'] ?? defaultCacheRoot();
+  // a first question that saves nothing (cancelled, failed) takes the cache root it created along
+  const cacheRootExisted = fs.existsSync(cacheRoot);
 
   const controller = new AbortController();
   const stopListening = abortOnSigint(controller);
@@ -262,19 +264,31 @@ export async function runAsk(args: string[]): Promise<number> {
       },
     );
   } catch (e) {
-    // Ctrl+C (or any failure) in the middle of the answer: end its line before the error's
+    // Ctrl+C (or any failure) while packing or prefilling: the progress line goes; in the middle
+    // of the answer: end its line; either way the error starts a line of its own
+    progress('');
     await answerOut.endLine();
     throw e;
   } finally {
     stopListening();
-    // nothing half-made stays: a store that saved nothing (a failure before the prefix was saved) goes
-    if (store) await store.removeIfEmpty();
+    // nothing half-made stays: a store that saved nothing (a failure before the prefix was saved)
+    // goes, and so does the cache root this question created, when that leaves it empty
+    if (store && (await store.removeIfEmpty()) && !cacheRootExisted) removeEmptyFolder(cacheRoot);
     model?.dispose();
   }
   await answerOut.close();
   if (o['show-context'] && stats.context) process.stderr.write(`${formatContextTable(stats.context)}\n`);
   process.stderr.write(o.json ? `${terminalJson(stats)}\n` : `${formatStats(stats)}\n`);
   return 0;
+}
+
+/** Removes `dir` when it is an empty folder (`rmdir`); anything else (files in it, gone, not ours) leaves it as it is. */
+function removeEmptyFolder(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // not empty (another process wrote meanwhile), gone, or not ours to remove: it stays
+  }
 }
 
 /**

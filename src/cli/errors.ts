@@ -2,6 +2,7 @@
  * How the CLI reports a failure: one line for the user (a stack only for an unexpected error), or
  * with `--json` one JSON object with a stable `error.code`, so that scripts can branch on it.
  */
+import { AbortError } from '../engine/errors';
 import { terminalJson } from './terminal-text';
 import { UsageError } from './usage';
 
@@ -29,8 +30,10 @@ export const ERROR_CODES: Record<string, string> = {
 export function formatError(e: unknown, json: boolean): string {
   const err = e instanceof Error ? e : new Error(String(e));
   const code = ERROR_CODES[err.name] ?? 'internal';
-  if (json) return `${terminalJson({ error: { code, message: err.message } })}\n`;
-  const lines = [`reposnap: error: ${code === 'internal' ? err.stack ?? err.message : err.message}`];
+  // a platform abort (a DOMException's "This operation was aborted") says what RepoSnap's own does
+  const message = code === 'cancelled' && !(err instanceof AbortError) ? new AbortError().message : err.message;
+  if (json) return `${terminalJson({ error: { code, message } })}\n`;
+  const lines = [`reposnap: error: ${code === 'internal' ? err.stack ?? message : message}`];
   if (err instanceof UsageError) lines.push(`run 'reposnap --help' for usage`);
   return `${lines.join('\n')}\n`;
 }

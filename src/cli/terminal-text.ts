@@ -8,13 +8,16 @@
  */
 
 import ansiRegex from 'ansi-regex';
+// the bidirectional controls (embeddings, overrides, isolates, marks): the chat view shows them, the terminal loses them
+import { BIDI_CONTROLS } from '../chat/bidi';
+
 
 /**
  * Characters a terminal may act on rather than print: the C0 controls (U+0000–U+001F, ESC among
  * them), DEL (U+007F), the C1 controls (U+0080–U+009F; U+009B is a CSI on some terminals) and the
- * bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069).
+ * bidirectional controls ({@link BIDI_CONTROLS}).
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
+const UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${BIDI_CONTROLS}]`, 'gu');
 /** {@link UNSAFE} without the global flag, for a stateless `test`. */
 const HAS_UNSAFE = new RegExp(UNSAFE.source, 'u');
 
@@ -42,13 +45,14 @@ export function quotePath(p: string): string {
  * How the CLI writes text that a model produced or a repository holds (the streamed answer):
  * - `tty` (stdout is a terminal): escape sequences (ECMA-48's CSI, OSC, DCS, SOS, PM, APC and
  *   two-byte escapes, introduced by ESC or by their 8-bit C1 forms) are removed whole, and every
- *   other C0 control, DEL and C1 control except `\n` and `\t` is removed: no colour, cursor move,
- *   title, OSC 8 link, OSC 52 clipboard write, bell, backspace or carriage return (which could
- *   overwrite a line already shown) reaches the terminal;
+ *   other C0 control, DEL and C1 control except `\n` and `\t` is removed, and every bidirectional
+ *   control ({@link BIDI_CONTROLS}): no colour, cursor move, title, OSC 8 link, OSC 52 clipboard
+ *   write, bell, backspace, carriage return (which could overwrite a line already shown) or
+ *   reordering of the text shown reaches the terminal;
  * - `pipe` (stdout is a pipe or a file): the text is kept as it is, carriage returns, bells and
- *   backspaces included, except escape sequences, removed whole, and lone ESC and C1 characters,
- *   removed too, so that a file of the answer shown later with `cat` or `less -R` cannot drive a
- *   terminal either;
+ *   backspaces included, except escape sequences, removed whole, and lone ESC, C1 characters and
+ *   bidirectional controls, removed too, so that a file of the answer shown later with `cat` or
+ *   `less -R` cannot drive a terminal, nor show its lines reordered, either;
  * - `raw` (`--raw`): unchanged.
  */
 export type ControlPolicy = 'tty' | 'pipe' | 'raw';
@@ -70,10 +74,10 @@ const SEQUENCES = new RegExp(SEQUENCE_SOURCE, 'g');
 const ONE_SEQUENCE = new RegExp(`^(?:${SEQUENCE_SOURCE})$`);
 /** Characters that can start an escape sequence: ESC, and the C1 DCS, SOS, CSI, OSC, PM and APC. */
 const INTRODUCER = /[\u001b\u0090\u0098\u009b\u009d\u009e\u009f]/g;
-/** What `tty` removes after the sequences: C0 controls but `\t` and `\n`, DEL, C1 controls. */
-const TTY_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-/** What `pipe` removes after the sequences: a lone ESC and the C1 controls (8-bit introducers among them). */
-const PIPE_CONTROLS = /[\u001b\u0080-\u009f]/g;
+/** What `tty` removes after the sequences: C0 controls but `\t` and `\n`, DEL, C1 controls, bidirectional controls. */
+const TTY_CONTROLS = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BIDI_CONTROLS}]`, 'g');
+/** What `pipe` removes after the sequences: a lone ESC, the C1 controls (8-bit introducers among them), bidirectional controls. */
+const PIPE_CONTROLS = new RegExp(`[\\u001b\\u0080-\\u009f${BIDI_CONTROLS}]`, 'g');
 /** Endings that complete every kind of sequence: a CSI or two-byte final, BEL (OSC), `\` after an ESC, ST. */
 const COMPLETIONS = ['m', '\u0007', '\\', '\u001b\\'];
 /** The longest unfinished sequence held back across pieces [UTF-16 code units]; a longer one is let through as text (its introducer removed). */
@@ -132,7 +136,7 @@ export class ControlFilter {
 }
 
 /**
- * `JSON.stringify(value)` with DEL, the C1 controls and the bidirectional controls written as
+ * `JSON.stringify(value)` with DEL, the C1 controls and the bidirectional controls ({@link BIDI_CONTROLS}) written as
  * `\uXXXX` too (JSON.stringify escapes only C0): the same JSON value, safe to print on a
  * terminal. For the CLI's `--json` output, which holds repository paths and model text.
  */
@@ -140,4 +144,4 @@ export function terminalJson(value: unknown): string {
   return JSON.stringify(value).replace(JSON_UNSAFE, uEscape);
 }
 /** What {@link terminalJson} escapes besides JSON's own escapes. */
-const JSON_UNSAFE = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
+const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f${BIDI_CONTROLS}]`, 'gu');

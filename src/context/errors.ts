@@ -9,7 +9,8 @@ import { AbortError } from '../engine/errors';
  */
 export function abortError(reason?: unknown): Error {
   if (reason instanceof AbortError) return reason;
-  const error = new AbortError('Packing the repository was aborted');
+  // the engine's wording: a front end says "cancelled" wherever the abort was seen
+  const error = new AbortError();
   if (reason !== undefined) {
     Object.defineProperty(error, 'cause', { value: reason, configurable: true, writable: true });
   }

@@ -140,7 +140,20 @@ export interface NativeKvStats {
 
 /** `llama_context` handle with its batch and sampler. One operation at a time. */
 export interface NativeSession {
-  decode(tokens: Int32Array, pos0: number, seqId: number, logits: 'last' | 'all' | 'none'): Promise<void>;
+  /**
+   * `llama_decode` of `tokens` (≤ batchSize) at positions pos0…, sequence seqId; keeps the logits
+   * of the last token, of all, or of none. Resolves true once decoded; false when {@link cancelDecode}
+   * stopped it (llama_decode returned 2, the graph stopped between two nodes): llama.cpp removed the
+   * stopped ubatch's positions from the sequence, from its lowest one on (earlier ubatches of the
+   * call stay: read {@link seqPosMax}). Rejects when the cache is full or the decode failed.
+   */
+  decode(tokens: Int32Array, pos0: number, seqId: number, logits: 'last' | 'all' | 'none'): Promise<boolean>;
+  /**
+   * Stops the running {@link decode} after the graph node being computed (`llama_set_abort_callback`,
+   * polled by ggml's CPU backend after each node); its promise resolves false. A decode started
+   * after this call, and any other operation, is not affected. Callable while a decode runs.
+   */
+  cancelDecode(): void;
   logits(i: number): Float32Array;
   setSampler(opts: { temperature?: number; topP?: number; seed?: number }): void;
   sample(i?: number): number;

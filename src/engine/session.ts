@@ -1,7 +1,7 @@
 /**
  * A session: one llama.cpp context holding one sequence (seq 0), with prefill, SnapKV and
  * decode. Mirrors `llama_context`; every long operation reports progress and takes an
- * AbortSignal, and is cancelled between ubatches.
+ * AbortSignal: a prefill is cancelled between two graph nodes of its ubatch, a generation between tokens.
  */
 import { AbortError, ContextOverflowError, EngineError, SnapRefusedError, throwIfAborted } from './errors';
 import type { EngineModel } from './model';
@@ -265,8 +265,17 @@ export class EngineSession {
 
   /**
    * Appends tokens to the sequence (positions nPast…), in chunks of `batchSize`, and keeps the
-   * logits of the last token. Cancellation is checked between chunks, so it takes effect within
-   * one ubatch; the tokens decoded before it stay in the cache (see `position`).
+   * logits of the last token. Cancellation stops the chunk being decoded between two graph nodes
+   * (the addon's `cancelDecode`, llama.cpp's abort callback), not at its end: llama.cpp removes the
+   * stopped ubatch's positions from the cache, and the tokens decoded before it stay (see
+   * `position`, which follows the cache), so the session goes on from there. On an interleaved
+   * sliding-window model whose sliding layers lost part of the window of the last kept position
+   * (the stopped ubatch took their cells: `swaFull: false`), the sequence is cleared instead
+   * (position 0), as {@link truncate} would refuse to cut there. With the default `swaFull: true`
+   * a prefill resumed after a cancel computes exactly what an uncancelled one does (the same kept
+   * positions and answer: test/engine/cancel.test.ts; Gemma 3 270M too); with `swaFull: false` the
+   * sliding layers' cells it writes may lie elsewhere in their cache, so results match up to
+   * rounding (the attention sums the same keys in another order).
    * @throws ContextOverflowError when the tokens do not fit the context; AbortError on cancel.
    */
   prefill(tokens: ArrayLike<number>, opts: { onProgress?: (p: PrefillProgress) => void; signal?: AbortSignal } = {}): Promise<void> {
@@ -284,13 +293,39 @@ export class EngineSession {
         throwIfAborted(opts.signal);
         const chunk = all.subarray(i, Math.min(total, i + this.batchSize));
         const last = i + chunk.length >= total;
-        await this.native.decode(chunk, this.nPast, 0, last ? 'last' : 'none');
+        const cancel = (): void => this.native.cancelDecode();
+        opts.signal?.addEventListener('abort', cancel, { once: true });
+        let decoded: boolean;
+        try {
+          decoded = await this.native.decode(chunk, this.nPast, 0, last ? 'last' : 'none');
+        } finally {
+          opts.signal?.removeEventListener('abort', cancel);
+        }
+        if (!decoded) {
+          this.keepDecodedOf(chunk);
+          throw new AbortError();
+        }
         this.nPast += chunk.length;
         for (const t of chunk) this.history.push(t);
         const done = i + chunk.length;
         opts.onProgress?.({ done, total, tokensPerSecond: done / ((performance.now() - t0) / 1000) });
       }
     });
+  }
+
+  /**
+   * After a cancelled decode of `chunk` (at position nPast): takes into the sequence the chunk's
+   * tokens llama.cpp kept (its ubatches decoded before the stopped one; it removed the stopped
+   * ubatch's positions), or clears the sequence when the sliding-window layers lost part of the
+   * window of the last kept position.
+   */
+  private keepDecodedOf(chunk: Int32Array): void {
+    const end = this.native.seqPosMax(0) + 1;
+    const kept = Math.max(0, Math.min(chunk.length, end - this.nPast));
+    for (const t of chunk.subarray(0, kept)) this.history.push(t);
+    this.nPast += kept;
+    const st = this.native.kvStats(0);
+    if (st.swaKvSize > 0 && this.nPast > 0 && !this.lastSnap && st.swaCells < slidingWindowCells(this.model.meta.architecture, this.model.info.nSwa, this.nPast - 1)) this.clear();
   }
 
   /**

@@ -5,7 +5,7 @@
  * {@link parseToHost} / {@link parseFromHost} instead of trusting a cast.
  *
  * One engine process serves one window. Requests are answered one at a time in arrival order;
- * `cancel` aborts a running request (between ubatches, or while decoding) or drops a queued one.
+ * `cancel` aborts a running request (inside a prefill's ubatch, between graph nodes, or while decoding) or drops a queued one.
  */
 import * as v from 'valibot';
 import type { FollowUpMode } from '../config/settings';

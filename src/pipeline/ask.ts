@@ -20,6 +20,7 @@ import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession } from '../engine/session';
 import { concatTokens, promptLayout, tokenizeLayout } from '../prompt/prompt';
+import { checkAnswerRoomSize } from './answer-room';
 import { checkAnswerRoom, checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom, defaultContextSize, DEFAULT_MAX_TOKENS, questionReserve, type OptionNames } from './context-size';
 import type { AskEvent, AskRequest, AskStats } from './request';
 import { decode } from './stages/decode';
@@ -46,6 +47,7 @@ export {
   type ContextCheck,
   type OptionNames,
 } from './context-size';
+export { checkAnswerRoomSize, minContextSize, minPromptTokens, type PromptParts } from './answer-room';
 export type { AskEvent, AskRequest, AskStats } from './request';
 export { fitThread, QuestionTooLongError, REPOSITORY_SHARE, threadRoom, type FittedThread } from './thread';
 
@@ -112,12 +114,17 @@ async function prepareAndAnswer(
   const store = req.store;
   const { maxTokens, answerRoom } = answerSize;
   // the key names the model by its SHA-256 (session.identity()): only a store needs it, so a
-  // question without the cache neither hashes the model nor writes its fingerprint anywhere
-  const key = store ? cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION }) : '';
+  // question without the cache neither hashes the model nor writes its fingerprint anywhere; and
+  // it is made once the repository is packed (before, only the turns of a thread need it), so that
+  // a question cancelled while packing writes nothing to the cache root (the fingerprint memo)
+  let cachedKey: string | undefined;
+  const keyOf = (): string => (cachedKey ??= store ? cacheKey({ ...session.identity(), chatTemplate: model.info.chatTemplate ?? '', promptVersion: PROMPT_VERSION }) : '');
   const layout = tokenizeLayout(model, promptLayout(model));
-  const history = req.prepareOnly ? [] : threadHistory(model, key, store, req.threadId, req.forkFrom);
+  const history = req.prepareOnly ? [] : threadHistory(model, keyOf, store, req.threadId, req.forkFrom);
   // the question's one tokenization: the thread's fit, the prompt, and a continued thread's turn use it
   const questionTokens = model.tokenize(req.question);
+  // an answer room the context cannot hold beside this question is refused with the limit, before anything is packed
+  checkAnswerRoomSize(contextSize, req.answerRoom, { head: layout.head.length, questionTemplate: layout.between.length + layout.tail.length, question: questionTokens.length }, names);
   // the thread's room and the packing depend on the answer room, never on this question's
   // maxTokens: questions that differ only in their answer length share one cached prefix
   const fit = fitThread(model, layout, history, questionTokens, threadRoom(contextSize, layout.head.length, answerRoom, names), names);
@@ -175,6 +182,7 @@ async function prepareAndAnswer(
   // an answer longer than the answer room is served from what the prompt left free, or refused
   // here, before the prefill, with the number that fits (never cut short at the context's end)
   if (!req.prepareOnly) checkAnswerRoom(contextSize, prefix.length + questionPart.length, maxTokens, answerRoom, names);
+  const key = keyOf();
   const packMs = performance.now() - t0;
   onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 

@@ -50,13 +50,15 @@ export function threadRoom(contextSize: number, headTokens: number, answerRoom: 
  * The earlier turns of a thread (or of the thread it was forked from, while it has none of its
  * own). A thread written under another cache key (another model, engine or template) keeps its
  * text, but its answers' token ids are another tokenizer's: they are tokenized again.
+ * @param key the cache key, asked for only when the thread has turns (making it hashes the model
+ *   and writes its fingerprint memo: a new thread's first question does neither here).
  */
-export function threadHistory(model: EngineModel, key: string, store: CacheStore | undefined, threadId: string | undefined, forkFrom: string | undefined): ThreadTurn[] {
+export function threadHistory(model: EngineModel, key: () => string, store: CacheStore | undefined, threadId: string | undefined, forkFrom: string | undefined): ThreadTurn[] {
   if (!store || !threadId) return [];
   const own = store.threadIndex(threadId);
   const index = own && own.turns.length > 0 ? own : forkFrom ? store.threadIndex(forkFrom) : undefined;
   if (!index) return [];
-  if (index.key === key) return index.turns;
+  if (index.key === key()) return index.turns;
   return index.turns.map((t) => ({ ...t, answerTokens: Array.from(model.tokenize(t.answer)) }));
 }
 

@@ -108,9 +108,13 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       // the tiny model's entry 0, tokenizer.ggml.tokens, is an array of 512 strings whose count ends at byte 24 + 8 + 21 + 4 + 4 + 8 = 69
       [['ask', '--repo', tmp, '--model', truncated, 'q'], 1, /is damaged or truncated: metadata entry 0 \("tokenizer\.ggml\.tokens"\) announces 512 values of at least 8 bytes, more than the 4027 bytes left after byte 69 \(an interrupted download\? fetch it again\)/],
       [['ask', '--repo', tmp, '--model', cutData, 'q'], 1, /^reposnap: error: '.*cut-data\.gguf' is truncated: its tensor '[^']+' starts at byte \d+ but the file has \d+ bytes/],
-      // the answer room is an eighth of the context
-      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 8 tokens are kept free: raise --context-size or lower --answer-room/],
-      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', '--answer-room', '60', 'q'], 1, /context \(64 tokens\) leaves no room for a question once the answer's 60 tokens are kept free: raise --context-size or lower --answer-room/],
+      // the answer room is an eighth of the context; at 64 tokens no answer room leaves the tiny
+      // model's prompt (a 186-token head, 21 for the question 'q') its place: only a larger context helps
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', 'q'], 1, /^reposnap: error: the context \(64 tokens\) is too small for this model's prompt: the prompt needs at least 207 tokens \(its head, the system prompt and chat template, takes 186; the question 21\), besides the answer's room \(8 tokens by default, --answer-room\): raise --context-size to 236 or more\n/],
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '64', '--answer-room', '60', 'q'], 1, /^reposnap: error: the context \(64 tokens\) is too small for this model's prompt: .*, besides --answer-room 60: raise --context-size to 267 or more\n/],
+      // at most half of the context
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '2048', '--answer-room', '1500', 'q'], 1, /^reposnap: error: --answer-room 1500 is more than half of the context \(2048 tokens; the prompt keeps the other half\): lower --answer-room to 1024 or less, or raise --context-size to 3000 or more\n/],
+      [['ask', '--repo', tmp, '--model', model, '--context-size', '266', '--answer-room', '60', 'q'], 1, /: shorten it, lower --answer-room to 59 or less, or raise --context-size to 267 or more\n/],
       [['ask', '--repo', tmp, '--model', model, '--answer-room', 'lots', 'q'], 2, /--answer-room must be an integer/],
       // --thread and --threads are one letter apart: each refuses the other's shape, naming it
       [['ask', '--repo', tmp, '--model', model, '--thread', '4', 'q'], 2, /--thread 4: a thread id of digits only looks like a thread count; for the number of CPU threads use --threads 4/],
@@ -148,6 +152,30 @@ function manyFilesRepo(dir: string): string {
   }
   return repo;
 }
+
+test('the sizes an --answer-room refusal advises are the ones that work: one token less is refused', () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    fs.writeFileSync(path.join(tmp, 'a.ts'), 'export const a = 1;\n');
+    const ask = (...flags: string[]) => reposnap('ask', '--repo', tmp, '--model', model, '--no-cache', '--max-tokens', '1', ...flags, 'q');
+    // the numbers of the messages above: --context-size 236 (default room), 267 with --answer-room 60, --answer-room 59 at 266, 1024 at 2048
+    for (const [ok, refused] of [
+      [['--context-size', '236'], ['--context-size', '235']],
+      [['--context-size', '267', '--answer-room', '60'], ['--context-size', '266', '--answer-room', '60']],
+      [['--context-size', '266', '--answer-room', '59'], ['--context-size', '266', '--answer-room', '60']],
+      [['--context-size', '2048', '--answer-room', '1024'], ['--context-size', '2048', '--answer-room', '1025']],
+    ] as const) {
+      const yes = ask(...ok);
+      assert.equal(yes.code, 0, `${ok.join(' ')}: ${yes.stderr}`);
+      const no = ask(...refused);
+      assert.equal(no.code, 1, `${refused.join(' ')}: ${no.stderr}`);
+      assert.match(no.stderr, /--answer-room/);
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
 
 test('a second ask with another --max-tokens restores the first one\'s prefix; --cache-dir holds the model fingerprints; a failed ask leaves no cache folder', () => {
   const model = checkTinyModel();

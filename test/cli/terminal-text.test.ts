@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { AnswerWriter } from '../../src/cli/ask';
-import { ControlFilter, controlPolicy, MAX_HELD, neutralizeControls, terminalJson, type ControlPolicy } from '../../src/cli/terminal-text';
+import { ControlFilter, controlPolicy, escapeControls, MAX_HELD, neutralizeControls, quotePath, terminalJson, type ControlPolicy } from '../../src/cli/terminal-text';
 
 const ESC = '\u001b';
 const BEL = '\u0007';
@@ -86,11 +86,34 @@ test('controlPolicy: --raw wins; else a terminal gets tty, a pipe or file gets p
   assert.equal(controlPolicy(true, true), 'raw');
 });
 
+test('bidirectional controls (Trojan Source) are removed from the answer on a terminal and in a pipe, kept with --raw, also one per streamed piece', () => {
+  // CVE-2021-42574's example: shown on a terminal that applies the bidi algorithm, the comment
+  // seems to close the condition; every one of the nine controls and the three marks occurs
+  const trojan = 'if (accessLevel != "user\u202e \u2066// Check if admin\u2069 \u2066") {\n';
+  const others = 'a\u202ab\u202bc\u202cd\u202de\u2067f\u2068g\u200eh\u200fi\u061cj\n';
+  const shown = 'if (accessLevel != "user // Check if admin ") {\n' + 'abcdefghij\n';
+  for (const p of ['tty', 'pipe'] as const) {
+    assert.equal(neutralizeControls(trojan + others, p), shown, p);
+    const f = new ControlFilter(p);
+    const pieces = [...(trojan + others)].map((c) => f.push(c)).join('') + f.end();
+    assert.equal(pieces, shown, `${p}, one character per piece`);
+  }
+  assert.equal(neutralizeControls(trojan + others, 'raw'), trojan + others);
+  // right-to-left text itself is not a control: Hebrew and Arabic letters pass
+  assert.equal(neutralizeControls('שלום مرحبا\n', 'tty'), 'שלום مرحبا\n');
+  // file names: quoted with the marks escaped as well
+  assert.equal(quotePath('a\u200fb.ts'), '"a\\u200fb.ts"');
+  assert.equal(escapeControls('x\u061cy\u200ez'), 'x\\u061cy\\u200ez');
+});
+
 test('terminalJson escapes DEL, C1 and bidirectional controls too, and parses back to the same value', () => {
   const value = { path: `a\u009b2J\u202eb${ESC}[0m\u007f`, n: 1 };
   const json = terminalJson(value);
   assert.equal(json, '{"path":"a\\u009b2J\\u202eb\\u001b[0m\\u007f","n":1}');
   assert.deepEqual(JSON.parse(json), value);
+  const marks = { text: 'a\u200eb\u200fc\u061cd\u2069' };
+  assert.equal(terminalJson(marks), '{"text":"a\\u200eb\\u200fc\\u061cd\\u2069"}');
+  assert.deepEqual(JSON.parse(terminalJson(marks)), marks);
 });
 
 /** An AnswerWriter over a captured stream. */

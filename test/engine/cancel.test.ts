@@ -1,8 +1,10 @@
 /**
- * Cancellation: an AbortSignal stops a prefill between ubatches and a generation between
- * tokens; the session stays usable; 50 cancel cycles leave resident memory flat.
+ * Cancellation: an AbortSignal stops a prefill inside its ubatch (between graph nodes) and a
+ * generation between tokens; the session stays usable; 50 cancel cycles leave resident memory flat.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -50,6 +52,70 @@ test('an abort during prefill stops within one ubatch; the session stays usable'
   } finally {
     s.dispose();
   }
+});
+
+test('an abort while a ubatch is being decoded stops it between graph nodes; the cache keeps what came before, and the session answers as one never cancelled', async () => {
+  // one chunk of 512 tokens (batch = ubatch): before, a cancel waited for the whole ubatch, and a
+  // prefill whose last chunk was running finished as if never cancelled
+  const head = 100;
+  assert.ok(prompt.length > head + 16, `prompt of ${prompt.length} tokens`);
+  const rest = prompt.slice(head);
+  const s = createSession(model, { contextSize: 2048, batchSize: 512, threads: 1, snapWindow: 16 });
+  const ref = createSession(model, { contextSize: 2048, batchSize: 512, threads: 1, snapWindow: 16 });
+  try {
+    await s.prefill(prompt.slice(0, head));
+    const controller = new AbortController();
+    const running = s.prefill(rest, { signal: controller.signal });
+    // the decode is on the thread pool now: the abort reaches it inside the ubatch
+    controller.abort();
+    await assert.rejects(running, AbortError);
+    // llama.cpp removed the stopped ubatch's positions: the sequence is the first prefill's
+    assert.equal(s.position, head);
+    assert.equal(s.tokens.length, head);
+    assert.equal(s.stats().cells, head);
+
+    // the same prompt again, in the same chunks as a session never cancelled: the same snap, the same answer
+    await s.prefill(rest);
+    await ref.prefill(prompt.slice(0, head));
+    await ref.prefill(rest);
+    assert.equal(s.position, prompt.length);
+    const [a, b] = [await s.snap({ window: 16, budget: 128 }), await ref.snap({ window: 16, budget: 128 })];
+    assert.equal(a.B, 128);
+    assert.deepEqual(s.snapKept(), ref.snapKept(), 'the same positions kept');
+    assert.equal(a.L, b.L);
+    const answer = async (x: typeof s) => {
+      let text = '';
+      for await (const piece of x.generate({ maxTokens: 12 })) text += piece;
+      return text;
+    };
+    const [ta, tb] = [await answer(s), await answer(ref)];
+    assert.ok(ta.length > 0);
+    assert.equal(ta, tb);
+  } finally {
+    s.dispose();
+    ref.dispose();
+  }
+});
+
+test("a cancelled decode prints none of llama.cpp's error lines (RepoSnap says 'cancelled' itself)", () => {
+  const script = [
+    `const { loadModel } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'src', 'engine', 'model.ts'))});`,
+    `const { createSession } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'src', 'engine', 'session.ts'))});`,
+    `(async () => {`,
+    `  const model = await loadModel(${JSON.stringify(checkTinyModel())});`,
+    `  const s = createSession(model, { contextSize: 1024, batchSize: 512, threads: 1, snapWindow: 16 });`,
+    `  const c = new AbortController();`,
+    `  const p = s.prefill(Array.from({ length: 500 }, (_, i) => 100 + (i % 300)), { signal: c.signal });`,
+    `  c.abort();`,
+    `  const r = await p.then(() => 'finished', (e) => e.name + ': ' + e.message);`,
+    `  process.stdout.write(r + ' at ' + s.position);`,
+    `  s.dispose(); model.dispose();`,
+    `})();`,
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, REPOSNAP_VERBOSE: '' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'AbortError: cancelled at 0');
+  assert.equal(r.stderr, '', 'nothing on stderr');
 });
 
 test('an abort during generation stops between tokens', async () => {

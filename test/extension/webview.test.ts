@@ -45,6 +45,27 @@ test('markdown: file references become links with their line; links and code ins
   assert.equal((html.match(/file-link/g) ?? []).length, 2);
 });
 
+test('markdown: bidirectional controls (Trojan Source) are shown as markers in code blocks, inline code and text, never applied', () => {
+  // CVE-2021-42574's example in a fenced block, inline code and prose: no control reaches the HTML
+  const line = 'if (accessLevel != "user\u202e \u2066// Check if admin\u2069 \u2066") {';
+  const html = renderMarkdown(`${line}\n\n\`\`\`js\n${line}\n\`\`\`\n\nthe \`a\u200fb\u061cc\u200ed\u202ae\u202bf\u202cg\u202dh\u2067i\u2068j\` span`);
+  assert.doesNotMatch(html, /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u, 'a control left in the HTML');
+  const marker = (code: string, name: string) => `<span class="bidi-control" title="U+${code} ${name}">⟨U+${code}⟩</span>`;
+  const shown = `user${marker('202E', 'RIGHT-TO-LEFT OVERRIDE')} ${marker('2066', 'LEFT-TO-RIGHT ISOLATE')}// Check if admin${marker('2069', 'POP DIRECTIONAL ISOLATE')} ${marker('2066', 'LEFT-TO-RIGHT ISOLATE')}&quot;`;
+  // in prose, and inside the code block's highlighted string
+  assert.ok(html.includes(`<p>if (accessLevel != &quot;${shown}) {</p>`), html);
+  assert.ok(html.includes(`<span class="hljs-string">&quot;${shown}</span>) {`), html);
+  // inline code: each of the other nine
+  assert.ok(
+    html.includes(
+      `<code>a${marker('200F', 'RIGHT-TO-LEFT MARK')}b${marker('061C', 'ARABIC LETTER MARK')}c${marker('200E', 'LEFT-TO-RIGHT MARK')}d${marker('202A', 'LEFT-TO-RIGHT EMBEDDING')}e${marker('202B', 'RIGHT-TO-LEFT EMBEDDING')}f${marker('202C', 'POP DIRECTIONAL FORMATTING')}g${marker('202D', 'LEFT-TO-RIGHT OVERRIDE')}h${marker('2067', 'RIGHT-TO-LEFT ISOLATE')}i${marker('2068', 'FIRST STRONG ISOLATE')}j</code>`,
+    ),
+    html,
+  );
+  // right-to-left letters are text, not controls; escaping is unchanged
+  assert.equal(renderMarkdown('שלום <b> & `x<y`'), '<p>שלום &lt;b&gt; &amp; <code>x&lt;y</code></p>\n');
+});
+
 test('markdown: a javascript: link is not rendered as a link', () => {
   const html = renderMarkdown('[click](javascript:alert(1))');
   assert.ok(!html.includes('href="javascript'), html);

@@ -1,0 +1,105 @@
+/**
+ * Ctrl+C while `reposnap ask` / `reposnap pack` pack the repository, typed on a real terminal:
+ * the command runs under util-linux `script` (a pseudo-terminal, so that stderr is a TTY and the
+ * progress line is drawn), and ^C is written to the terminal as soon as `packing:` appears, so
+ * the terminal's line discipline sends SIGINT to the command as a user's Ctrl+C does. The command
+ * says `cancelled` on a line of its own, exits 130 (README, "The command line"), and writes
+ * nothing to the cache folder: neither the cache root nor the model fingerprint memo.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { checkTinyModel } from '../helpers/models';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'reposnap.js');
+
+/** A repository of `files` small TypeScript files in 20 folders: packing it takes about a second. */
+function slowToPackRepo(dir: string, files: number): string {
+  const repo = path.join(dir, 'repo');
+  for (let i = 0; i < files; i++) {
+    const folder = path.join(repo, 'src', `d${i % 20}`);
+    if (i < 20) fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, `f${i}.ts`), `/** File ${i}. */\n${Array.from({ length: 20 }, (_, k) => `export const v${i}_${k} = ${i * k};\n`).join('')}`);
+  }
+  return repo;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs `node bin/reposnap.js …args` on a pseudo-terminal and types ^C once the output shows
+ * `packing:`. Resolves with the exit code, whether ^C was typed, and the terminal's output
+ * (stdout and stderr together, as a user sees them).
+ */
+async function ctrlCWhilePacking(args: string[]): Promise<{ code: number | null; typed: boolean; output: string }> {
+  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
+  // -e: script exits with the command's status; -f: output as it comes; -q: no banner
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, REPOSNAP_CACHE_DIR: path.join(os.tmpdir(), 'reposnap-test-cache') } });
+  let output = '';
+  let typed = false;
+  child.stdout.on('data', (d: Buffer) => {
+    output += d.toString('utf8');
+    if (!typed && output.includes('packing: ')) {
+      typed = true;
+      child.stdin.write('\x03');
+    }
+  });
+  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  // a command that hangs is a failure either way: end it after a minute (this measures nothing)
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(timer);
+  return { code, typed, output };
+}
+
+test('Ctrl+C while ask packs: "cancelled" on its own line, exit 130, and no cache root or fingerprint memo written', async () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-ctrlc-'));
+  try {
+    const repo = slowToPackRepo(tmp, 3000);
+    // a cache root that does not exist yet: the cancelled question must not create it
+    const freshRoot = path.join(tmp, 'fresh-cache');
+    const first = await ctrlCWhilePacking(['ask', '--repo', repo, '--model', model, '--cache-dir', freshRoot, 'Which file holds v7_3?']);
+    assert.ok(first.typed, `packing never showed:\n${first.output}`);
+    assert.equal(first.code, 130, first.output);
+    // the progress line is cleared first (\r ESC[2K), so the error is not glued to "packing: walk …"
+    assert.match(first.output, /(?:^|\n|\x1b\[2K)reposnap: error: cancelled\r\n$/, JSON.stringify(first.output.slice(-200)));
+    assert.doesNotMatch(first.output, /aborted/);
+    assert.equal(fs.existsSync(freshRoot), false, `left behind: ${fs.existsSync(freshRoot) ? fs.readdirSync(freshRoot).join(', ') : ''}`);
+
+    // the first question of a thread: its lock came and went, nothing stays either
+    const threadRoot = path.join(tmp, 'thread-cache');
+    const inThread = await ctrlCWhilePacking(['ask', '--repo', repo, '--model', model, '--cache-dir', threadRoot, '--thread', 't1', 'Which file holds v7_3?']);
+    assert.ok(inThread.typed, `packing never showed:\n${inThread.output}`);
+    assert.equal(inThread.code, 130, inThread.output);
+    assert.equal(fs.existsSync(threadRoot), false, `left behind: ${fs.existsSync(threadRoot) ? fs.readdirSync(threadRoot).join(', ') : ''}`);
+
+    // a cache root that exists (empty): it stays, and stays empty (no model-fingerprints.json)
+    const existingRoot = path.join(tmp, 'existing-cache');
+    fs.mkdirSync(existingRoot);
+    const second = await ctrlCWhilePacking(['ask', '--repo', repo, '--model', model, '--cache-dir', existingRoot, 'Which file holds v7_3?']);
+    assert.ok(second.typed, `packing never showed:\n${second.output}`);
+    assert.equal(second.code, 130, second.output);
+    assert.deepEqual(fs.readdirSync(existingRoot), []);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl+C while pack packs: "cancelled", exit 130', async () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-ctrlc-'));
+  try {
+    const repo = slowToPackRepo(tmp, 3000);
+    const r = await ctrlCWhilePacking(['pack', '--repo', repo, '--list']);
+    assert.ok(r.typed, `packing never showed:\n${r.output}`);
+    assert.equal(r.code, 130, r.output);
+    assert.match(r.output, /(?:^|\n|\x1b\[2K)reposnap: error: cancelled\r\n$/, JSON.stringify(r.output.slice(-200)));
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
