@@ -20,11 +20,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A node budget (LLAMA_SNAPKV_MAX_NODES) under which the SnapKV graph of N layers still runs as one
+# graph but with every KV head of a layer in one scoring chunk: one chunk's graph takes 39 nodes and
+# leafs a layer (F16 cache, flash attention on, kernel 7: test/engine/graph-budget.test.ts counts
+# them) and 3 shared, two chunks 52 a layer; the engine picks the fewest heads per chunk that fit.
+# Beside the default rows (one KV head a chunk) it shows what chunking costs or saves in snap ms and
+# peak device memory.
+one_chunk_nodes() { echo $(( 39 * $1 + 3 + 8 )); }
+
 if [ "${1:-}" = "--dry-run" ]; then
   [ -f native/build/cmake/CMakeCache.txt ] || { echo "build the engine first (npm run build:native)" >&2; exit 1; }
   cmake --build native/build/cmake --target snapkv-bench --parallel "${JOBS:-$(nproc)}" > /dev/null
   native/build/cmake/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
     --kv f16 --fa 1 --ngl 0 --lengths "${LENGTHS:-2048}" --budgets 1024,256 --decode 4 --ubatch 256 --bandwidth "${BANDWIDTH:-50}"
+  echo "every KV head of a layer in one scoring chunk (LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes 4)):"
+  LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes 4) native/build/cmake/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
+    --kv f16 --fa 1 --ngl 0 --lengths "${LENGTHS:-2048}" --budgets 1024 --decode 4 --ubatch 256 | tail -n 1
   exit 0
 fi
 
@@ -66,4 +77,8 @@ echo "build: $(( $(date +%s) - t0 )) s (sm_$cap, $jobs jobs)"
 
 "$work/build/snapkv-bench" ${MODEL_ARGS:---layers 32 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 32000 --wtype q4_0} \
   --kv f16 --fa 1 --ngl 999 --lengths "${LENGTHS:-32768,131072}" --budgets 2048,1024,256 --decode 16 --ubatch 512 --bandwidth "$bw" | tee "$out/gpu-bench.md"
+layers=$(echo "${MODEL_ARGS:---layers 32}" | sed -n 's/.*--layers \([0-9]*\).*/\1/p')
+echo "every KV head of a layer in one scoring chunk (LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes "${layers:-32}")), L = 32768:" | tee -a "$out/gpu-bench.md"
+LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes "${layers:-32}") "$work/build/snapkv-bench" ${MODEL_ARGS:---layers 32 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 32000 --wtype q4_0} \
+  --kv f16 --fa 1 --ngl 999 --lengths 32768 --budgets 1024 --decode 16 --ubatch 512 --bandwidth "$bw" | tail -n 1 | tee -a "$out/gpu-bench.md"
 echo "total: $(( $(date +%s) - t0 )) s"
