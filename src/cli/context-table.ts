@@ -24,7 +24,8 @@ const BAR_CHARS = 10;
  * The prompt's sections that are not files (the ranked packing's file tree and repository map)
  * follow the files as `(file tree)`, `(repository map)`, `(retrieved chunks)`. Files in the map
  * only or with retrieved chunks read `path (map)` and `path (retrieved)` with the tokens and kept share of their blocks in those
- * sections, a file in both `path (map + retrieved)` with its blocks in both. A share that is not known (a continued thread) reads `?`. Past the report's listing
+ * sections, a file in both `path (map + retrieved)` with its blocks in both. A share that is not
+ * known (a continued thread) reads `?`. Past the report's listing
  * limit (`summary.leftOutUnlisted`), the left-out count includes the unlisted files and a last
  * left-out line counts them by reason; `ignored` entries are counted in a last line, pointing to
  * `reposnap pack --list`. Paths and details come from the repository: a path with whitespace, a
