@@ -50,6 +50,7 @@ export const ThreadIndexSchema: v.GenericSchema<unknown, ThreadIndex> = v.looseO
   turns: v.array(v.object({ question: v.string(), answer: v.string(), answerTokens: v.array(v.pipe(v.number(), v.integer())) })),
   prefixTokens: count,
   snap: v.nullable(SnapParamsSchema),
+  retrieval: v.optional(v.object({ tokens: count, files: v.array(v.object({ path: v.string(), tokens: count, offset: v.optional(count) })) })),
   L: count,
   B: count,
   bytes: count,

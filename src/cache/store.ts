@@ -68,6 +68,12 @@ export interface ThreadTurn {
   answerTokens: number[];
 }
 
+/** A retrieval section in a thread's cache ({@link ThreadIndex.retrieval}) [tokens]. */
+export interface ThreadRetrieval {
+  tokens: number;
+  files: { path: string; tokens: number; offset?: number }[];
+}
+
 /** Index of a thread entry (thread/<id>.json). */
 export interface ThreadIndex {
   kind: 'thread';
@@ -77,6 +83,14 @@ export interface ThreadIndex {
   /** Tokens of the repository prefix the thread started from. */
   prefixTokens: number;
   snap: { window: number; budget: number; kernel: number; pooling: string; allocation?: string; scorer?: string } | null;
+  /**
+   * The retrieval section the thread's cache holds right after the repository prefix (the one of
+   * the question that last snapped the thread, ranked packing): its tokens and each retrieved
+   * chunk's file, block tokens and offset from the section's start [tokens]. A follow-up that
+   * continues the cache reports these files (pipeline/context-report.ts). Absent when the cache
+   * holds none, and in threads saved before it was recorded.
+   */
+  retrieval?: ThreadRetrieval;
   L: number;
   B: number;
   bytes: number;

@@ -16,7 +16,7 @@ import {
   packedText,
   percent,
   sectionName,
-  STATUS_LABELS,
+  statusLabel,
   type ContextFile,
   type ContextFileStatus,
   type ContextReport,
@@ -137,7 +137,7 @@ function fileRow(f: ContextFile): string {
   const slash = f.path.lastIndexOf('/');
   const name = `<span class="context-name">${esc(f.path.slice(slash + 1))}</span>${slash > 0 ? ` <span class="context-dir">${esc(f.path.slice(0, slash))}</span>` : ''}`;
   const label = share === null ? 'kept share not known' : `${percent(share)} of its KV positions kept`;
-  const status = f.status === 'full' ? '' : ` <span class="context-status">${esc(STATUS_LABELS[f.status])}</span>`;
+  const status = f.status === 'full' ? '' : ` <span class="context-status">${esc(statusLabel(f))}</span>`;
   const tokens = f.tokens === null ? 'in the repository map' : `${f.tokens.toLocaleString('en-US')} tokens`;
   return (
     `<li class="context-file" title="${esc(`${f.path} · ${tokens} · ${label}`)}">` +

@@ -4,7 +4,7 @@
  * tokens, then the files left out and why.
  */
 import { escapeControls, quotePath } from './terminal-text';
-import { byKeptShare, leftOutText, percent, sectionName, STATUS_LABELS, summaryText, type ContextReport } from '../pipeline/context-report';
+import { byKeptShare, leftOutText, percent, sectionName, statusLabel, summaryText, type ContextReport } from '../pipeline/context-report';
 
 /** Width of the kept-share bar [characters]. */
 const BAR_CHARS = 10;
@@ -24,7 +24,8 @@ const BAR_CHARS = 10;
  * The prompt's sections that are not files (the ranked packing's file tree and repository map)
  * follow the files as `(file tree)`, `(repository map)`, `(retrieved chunks)`. Files in the map
  * only or with retrieved chunks read `path (map)` and `path (retrieved)` with the tokens and kept share of their blocks in those
- * sections. A share that is not known (a continued thread) reads `?`. Past the report's listing
+ * sections, a file in both `path (map + retrieved)` with its blocks in both. A share that is not
+ * known (a continued thread) reads `?`. Past the report's listing
  * limit (`summary.leftOutUnlisted`), the left-out count includes the unlisted files and a last
  * left-out line counts them by reason; `ignored` entries are counted in a last line, pointing to
  * `reposnap pack --list`. Paths and details come from the repository: a path with whitespace, a
@@ -34,7 +35,7 @@ const BAR_CHARS = 10;
 export function formatContextTable(report: ContextReport): string {
   const lines = [`context: ${summaryText(report.summary)}`];
   const rows = [
-    ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? quotePath(f.path) : `${quotePath(f.path)} (${STATUS_LABELS[f.status]})`, tokens: f.tokens, keptShare: f.keptShare })),
+    ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? quotePath(f.path) : `${quotePath(f.path)} (${statusLabel(f)})`, tokens: f.tokens, keptShare: f.keptShare })),
     ...(report.sections ?? []).map((s) => ({ name: `(${sectionName(s.kind)})`, tokens: s.tokens, keptShare: s.keptShare })),
   ];
   if (rows.length > 0) {

@@ -5,7 +5,7 @@
  */
 import { runAsk } from './ask';
 import { runCache, runStats } from './cache';
-import { formatError } from './errors';
+import { debugStacks, formatError } from './errors';
 import { runPack } from './pack';
 import { runRpcServer } from './rpc-server';
 import { UsageError } from './usage';
@@ -54,7 +54,7 @@ main(argv).then(
   },
   (e: unknown) => {
     const err = e as Error;
-    process.stderr.write(formatError(e, argv.includes('--json')));
+    process.stderr.write(formatError(e, argv.includes('--json'), debugStacks(process.env)));
     process.exitCode = err.name === 'AbortError' ? 130 : err instanceof UsageError || err.name === 'PatternError' ? 2 : 1;
   },
 );

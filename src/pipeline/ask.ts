@@ -29,7 +29,7 @@ import { prefillPrefix, prefillQuestion } from './stages/prefill';
 import type { Question } from './stages/question';
 import { restore } from './stages/restore';
 import { snap } from './stages/snap';
-import { askStats } from './stages/stats';
+import { answerContext, askStats } from './stages/stats';
 import { fitThread, threadHistory, threadRoom } from './thread';
 
 export {
@@ -244,8 +244,10 @@ async function answer(q: Question): Promise<AskStats> {
     snapMs: snapped.snapMs,
     before: prefilled.before,
     after,
-    answer: { decoded, attention: snapped.attention },
+    answer: { decoded },
   });
-  await persistAnswer(q, decoded, stats);
+  // the turn is saved before the context report is built: a report that fails loses no turn
+  await persistAnswer(q, restored, decoded, stats);
+  stats.context = answerContext(q, restored, { L: prefilled.L, attention: snapped.attention });
   return stats;
 }

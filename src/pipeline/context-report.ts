@@ -17,8 +17,8 @@ import type { SkippedFile, SkipReason } from '../context/types';
  * Where a file stands in the prompt: `'full'`, its whole text is a section of the prompt;
  * `'map'`, only its definitions are in the ranked packing's repository map (`PackResult.mapped`);
  * `'retrieved'`, chunks of it (functions, methods, small types) are in the question's retrieval
- * section (issue 15; a retrieved file may also be in the map); `'left-out'`, it is not in the
- * prompt (`reason` says why).
+ * section (issue 15; a retrieved file may also be in the map: `ContextFile.parts`); `'left-out'`,
+ * it is not in the prompt (`reason` says why).
  */
 export type ContextFileStatus = 'full' | 'map' | 'retrieved' | 'left-out';
 
@@ -31,7 +31,8 @@ export interface ContextFile {
    * Tokens the file takes in the prompt [tokens]: its section for `'full'`; for `'map'`, its block
    * of the repository map (path line and definition lines, `MappedFile.tokens`); for
    * `'retrieved'`, its retrieved chunks' blocks in the retrieval section (each `path:first-last`
-   * line with its fenced lines, `Retrieved.spans`); 0 for a left-out file. `null` for a `'map'` or
+   * line with its fenced lines, `Retrieved.spans`), plus its map block when it is also in the map
+   * (`parts`); 0 for a left-out file. `null` for a `'map'` or
    * `'retrieved'` file whose blocks' tokens were not given (reports stored before they were).
    * Spans are clamped to their section, so the tokens never exceed the section's.
    */
@@ -48,10 +49,27 @@ export interface ContextFile {
    * chosen by an earlier question's snap).
    */
   keptShare: number | null;
+  /**
+   * A file in more than one section of the prompt (a `'retrieved'` file whose definitions are
+   * also in the repository map): its blocks per section, the map's then the retrieval section's.
+   * The file's `tokens` are then the parts' sum (`null` when one is not known) and its
+   * `keptShare` is over all of its blocks' spans. Absent for a file in one section.
+   */
+  parts?: ContextFilePart[];
   /** Left out: the packer's reason (see `SkipReason`). */
   reason?: SkipReason;
   /** Left out: the packer's detail for humans ("needs 812 tokens, 40 of 1500 left …"). */
   detail?: string;
+}
+
+/** A file's blocks in one section that is not a file ({@link ContextFile.parts}). */
+export interface ContextFilePart {
+  /** The section's kind ({@link ContextSection.kind}): the repository map, or the retrieval section. */
+  section: 'map' | 'retrieval';
+  /** The blocks' tokens in this section [tokens], as {@link ContextFile.tokens} for a `'map'` or `'retrieved'` file. */
+  tokens: number | null;
+  /** As {@link ContextFile.keptShare}, over the blocks' spans in this section. */
+  keptShare: number | null;
 }
 
 /**
@@ -72,7 +90,11 @@ export interface ContextSummary {
   totalFiles: number;
   /** How files were chosen (`PackResult.packing`); absent for a report built without it. */
   packing?: 'smallest-first' | 'ranked';
-  /** Files whose status is `'map'` (in the repository map only); absent in reports stored before issue 15. */
+  /**
+   * Files in the repository map: `'map'` files and `'retrieved'` files also in the map (with
+   * `parts`); absent in reports stored before issue 15. (Reports made before a file could be
+   * both counted the `'map'` files only.)
+   */
   mappedFiles?: number;
   /** Files whose status is `'retrieved'`; absent in reports stored before issue 15. */
   retrievedFiles?: number;
@@ -282,7 +304,8 @@ export function contextReport(input: ContextReportInput): ContextReport {
   for (const m of mappedEntries.values()) placeBlock(`map:${m.path}`, mapAt, m.offset, m.tokens);
   for (const r of retrieval?.files ?? []) placeBlock(`retrieval:${r.path}`, retrieval ? spanSections.length - 1 : -1, r.offset, r.tokens);
   const blockKeys = [...blockSpans.keys()];
-  const blockShare = new Map<string, { tokens: number; keptShare: number | null }>();
+  // inside: kept (layer, head, position) triples in the block's spans (null when not counted)
+  const blockShare = new Map<string, { tokens: number; keptShare: number | null; inside: number | null }>();
   {
     const all = blockKeys.flatMap((k) => blockSpans.get(k)!);
     const kept = attention.kind === 'snapkv' ? attention.kept : undefined;
@@ -292,12 +315,13 @@ export function contextReport(input: ContextReportInput): ContextReport {
       const own = blockSpans.get(k)!;
       const tokens = own.reduce((n, sp) => n + sp.end - sp.start, 0);
       let keptShare: number | null = null;
+      let inside: number | null = null;
       if (counts !== undefined && kept !== undefined) {
-        const inside = counts.slice(at, at + own.length).reduce((a, b) => a + b, 0);
+        inside = counts.slice(at, at + own.length).reduce((a, b) => a + b, 0);
         keptShare = inside / (tokens * kept.nLayer * kept.nHeadKv);
       } else if (attention.kind === 'full') keptShare = 1;
       at += own.length;
-      blockShare.set(k, { tokens, keptShare });
+      blockShare.set(k, { tokens, keptShare, inside });
     }
   }
 
@@ -319,18 +343,34 @@ export function contextReport(input: ContextReportInput): ContextReport {
   let listedLeftOut = 0;
   let leftOutUnlisted = 0;
   const leftOutReasons: Partial<Record<SkipReason, number>> = {};
+  // a file's blocks in the map and in the retrieval section, each with its tokens and kept share
+  const mapPart = (path: string): ContextFilePart => {
+    const placed = blockShare.get(`map:${path}`);
+    return { section: 'map', tokens: placed?.tokens ?? mappedEntries.get(path)?.tokens ?? null, keptShare: placed?.keptShare ?? null };
+  };
+  const retrievalPart = (path: string, chunkTokens: number): ContextFilePart => {
+    const placed = blockShare.get(`retrieval:${path}`);
+    return { section: 'retrieval', tokens: placed?.tokens ?? chunkTokens, keptShare: placed?.keptShare ?? null };
+  };
   for (const s of pack.skipped) {
     const chunkTokens = retrievedTokens.get(s.path);
+    const inMap = mappedPaths.has(s.path);
+    if (inMap) mappedFiles++;
     if (chunkTokens !== undefined) {
-      const placed = blockShare.get(`retrieval:${s.path}`);
-      files.push({ path: s.path, status: 'retrieved', tokens: placed?.tokens ?? chunkTokens, keptShare: placed?.keptShare ?? null });
       retrievedFiles++;
+      const retrieved = retrievalPart(s.path, chunkTokens);
+      if (!inMap) {
+        files.push({ path: s.path, status: 'retrieved', tokens: retrieved.tokens, keptShare: retrieved.keptShare });
+        continue;
+      }
+      // in the map and retrieved: both blocks are the file's, the row counts them together
+      const parts = [mapPart(s.path), retrieved];
+      files.push({ path: s.path, status: 'retrieved', ...together(parts, [blockShare.get(`map:${s.path}`), blockShare.get(`retrieval:${s.path}`)], attention), parts });
       continue;
     }
-    if (mappedPaths.has(s.path)) {
-      const placed = blockShare.get(`map:${s.path}`);
-      files.push({ path: s.path, status: 'map', tokens: placed?.tokens ?? mappedEntries.get(s.path)?.tokens ?? null, keptShare: placed?.keptShare ?? null });
-      mappedFiles++;
+    if (inMap) {
+      const { tokens, keptShare } = mapPart(s.path);
+      files.push({ path: s.path, status: 'map', tokens, keptShare });
       continue;
     }
     leftOutReasons[s.reason] = (leftOutReasons[s.reason] ?? 0) + 1;
@@ -363,6 +403,24 @@ export function contextReport(input: ContextReportInput): ContextReport {
 }
 
 /**
+ * A file's tokens and kept share over all of its parts: the parts' tokens summed (null when one
+ * is not known), and kept triples in all of its placed blocks ÷ (tokens × nLayer × nHeadKv)
+ * (1 with full attention; null when a part is not placed or not counted).
+ */
+function together(
+  parts: readonly ContextFilePart[],
+  placed: readonly ({ tokens: number; inside: number | null } | undefined)[],
+  attention: AttentionInput,
+): { tokens: number | null; keptShare: number | null } {
+  const tokens = parts.every((p) => p.tokens !== null) ? parts.reduce((n, p) => n + p.tokens!, 0) : null;
+  if (tokens === null || !placed.every((b) => b !== undefined)) return { tokens, keptShare: null };
+  if (attention.kind === 'full') return { tokens, keptShare: 1 };
+  if (attention.kind !== 'snapkv' || !placed.every((b) => b!.inside !== null)) return { tokens, keptShare: null };
+  const inside = placed.reduce((n, b) => n + b!.inside!, 0);
+  return { tokens, keptShare: inside / (tokens * attention.kept.nLayer * attention.kept.nHeadKv) };
+}
+
+/**
  * The files in the prompt sorted by kept share, highest first (unknown shares last), ties in
  * prompt order; the left-out files are not included. Returns a new array.
  */
@@ -377,6 +435,15 @@ export function byKeptShare(files: readonly ContextFile[]): ContextFile[] {
 /** The name of a section that is not a file: "file tree", "repository map" (else its kind). */
 export function sectionName(kind: string): string {
   return kind === 'tree' ? 'file tree' : kind === 'map' ? 'repository map' : kind === 'retrieval' ? 'retrieved chunks' : kind;
+}
+
+/**
+ * A file's label for the CLI's table and the chat's Context line: its status's
+ * ({@link STATUS_LABELS}), or for a file in several sections each one's: "map + retrieved".
+ */
+export function statusLabel(f: Pick<ContextFile, 'status' | 'parts'>): string {
+  if (f.parts === undefined || f.parts.length < 2) return STATUS_LABELS[f.status];
+  return f.parts.map((p) => (p.section === 'map' ? STATUS_LABELS.map : STATUS_LABELS.retrieved)).join(' + ');
 }
 
 /** One short label per status, for the CLI's table and the chat's Context line. */

@@ -124,3 +124,30 @@ test('left-out files beyond maxLeftOut are counted, not listed, with every left-
   assert.equal(all.summary.leftOutReasons, undefined);
   assert.throws(() => contextReport({ pack, headTokens: 1, L: 6, attention: { kind: 'full' }, maxLeftOut: -1 }), RangeError);
 });
+
+test('a file in the map and retrieved has both blocks: its tokens are both, its share over both, and it counts as mapped and retrieved', () => {
+  // r.ts's map block at offset 3, 2 tokens → [10,12); its chunk as before → [14,16)
+  const pack = { ...PACK, mapped: [{ path: 'm.ts', tokens: 2, offset: 1 }, { path: 'r.ts', tokens: 2, offset: 3 }] };
+  const r = contextReport({ pack, headTokens: 2, L: 20, attention: { kind: 'snapkv', kept: KEPT }, retrieval: RETRIEVAL });
+  assert.deepEqual(r.files.find((f) => f.path === 'r.ts'), {
+    path: 'r.ts',
+    status: 'retrieved',
+    // 2 + 2 tokens; [10,12): 11 in head 1; [14,16): 14 in head 0, 15 in head 1 → 3 of 4 × 2
+    tokens: 4,
+    keptShare: 3 / 8,
+    parts: [
+      { section: 'map', tokens: 2, keptShare: 1 / 4 },
+      { section: 'retrieval', tokens: 2, keptShare: 2 / 4 },
+    ],
+  });
+  // m.ts and r.ts are in the map; q.ts and r.ts retrieved; w.ts (no longer mapped) is left out
+  assert.deepEqual([r.summary.mappedFiles, r.summary.retrievedFiles], [2, 2]);
+  assert.deepEqual(r.files.map((f) => [f.path, f.status]), [['a.ts', 'full'], ['m.ts', 'map'], ['q.ts', 'retrieved'], ['r.ts', 'retrieved'], ['w.ts', 'left-out']]);
+  // the map's blocks, per file: m.ts 2 + r.ts 2 of the map's 6 tokens (the rest its own lines)
+  const mapTokens = r.files.reduce((n, f) => n + (f.status === 'map' ? f.tokens! : (f.parts?.find((p) => p.section === 'map')?.tokens ?? 0)), 0);
+  assert.equal(mapTokens, 4);
+  const full = contextReport({ pack, headTokens: 2, L: 20, attention: { kind: 'full' }, retrieval: RETRIEVAL });
+  assert.deepEqual(full.files.find((f) => f.path === 'r.ts')?.keptShare, 1);
+  const continued = contextReport({ pack, headTokens: 2, L: 20, attention: { kind: 'continued' }, retrieval: RETRIEVAL });
+  assert.deepEqual([continued.files.find((f) => f.path === 'r.ts')?.tokens, continued.files.find((f) => f.path === 'r.ts')?.keptShare], [4, null]);
+});

@@ -1,7 +1,7 @@
 /**
  * The file statuses of the ranked packing in the context report (issue 15): a file only in the
  * repository map is `map`, a file whose chunks the question retrieved is `retrieved` (with its
- * chunks' tokens), the retrieval section after the prefix gets its own span and kept share; the
+ * chunks' tokens; one also in the map counts there too, with both parts), the retrieval section after the prefix gets its own span and kept share; the
  * stats line, the --show-context table and the chat's Context line name them (rows with equal kept shares keep
  * prompt order: map-only and retrieved files in the packer's order). Hand-built pack.
  */
@@ -45,12 +45,13 @@ const PACK = {
 };
 const RETRIEVAL = { tokens: 3, files: [{ path: 'r.ts', tokens: 2 }] };
 
-test('map-only files are "map", files with retrieved chunks are "retrieved", the rest left out; the retrieval section has its own share', () => {
+test('map-only files are "map", files with retrieved chunks are "retrieved" (with both parts when also in the map), the rest left out; the retrieval section has its own share', () => {
   const r = contextReport({ pack: PACK, headTokens: 2, L: 15, attention: { kind: 'snapkv', kept: KEPT }, retrieval: RETRIEVAL });
   assert.deepEqual(r.files, [
     { path: 'a.ts', status: 'full', tokens: 3, keptShare: 1 / 6 },
     { path: 'm.ts', status: 'map', tokens: null, keptShare: null },
-    { path: 'r.ts', status: 'retrieved', tokens: 2, keptShare: null },
+    // in the map too: both blocks are its, the map's of unknown tokens (no block tokens given)
+    { path: 'r.ts', status: 'retrieved', tokens: null, keptShare: null, parts: [{ section: 'map', tokens: null, keptShare: null }, { section: 'retrieval', tokens: 2, keptShare: null }] },
     { path: 'x.ts', status: 'left-out', tokens: 0, keptShare: null, reason: 'over-budget', detail: 'neither in full nor in the repository map (files are chosen by rank)' },
   ]);
   assert.deepEqual(r.sections, [
@@ -62,7 +63,7 @@ test('map-only files are "map", files with retrieved chunks are "retrieved", the
     packedFiles: 1,
     totalFiles: 4,
     packing: 'ranked',
-    mappedFiles: 1,
+    mappedFiles: 2,
     retrievedFiles: 1,
     ignored: 0,
     fileTokens: 3,
@@ -86,7 +87,7 @@ test('the stats line says packing=ranked mapped=N retrieved=M; the smallest-firs
     L: 15, prefixTokens: 10, B: 5, ratio: 1 / 3, files: 1, skipped: 3, droppedTurns: 0, packMs: 1, cache: 'off', reusedTokens: 0, prefilledTokens: 15, restoreMs: 0, prefillMs: 1,
     prefillTokS: 15000, snapMs: 1, ttftMs: 2, decodeTokens: 1, decodeMs: 1, decodeTokS: 1000, nKvBefore: 16, nKvAfter: 5, kvBytesBefore: 100, kvBytesAfter: 50, snap: true, stopReason: 'maxTokens', context,
   } as AskStats;
-  assert.match(formatStats(stats), / files=1 skipped=3 packing=ranked mapped=1 retrieved=1 pack_ms=1\.0 /);
+  assert.match(formatStats(stats), / files=1 skipped=3 packing=ranked mapped=2 retrieved=1 pack_ms=1\.0 /);
   const plain = contextReport({ pack: { sections: [{ kind: 'file', path: 'a.ts', tokens: 3 }], skipped: [], ignoredCount: 0, packing: 'smallest-first' }, headTokens: 2, L: 15, attention: { kind: 'full' } });
   assert.doesNotMatch(formatStats({ ...stats, context: plain }), /packing=|mapped=|retrieved=/);
 });
@@ -100,7 +101,7 @@ test('--show-context lists "(map)" and "(retrieved)" files and the retrieved chu
       '  kept               tokens  file',
       '  ██········   17 %       3  a.ts',
       '                  ?       -  m.ts (map)',
-      '                  ?       2  r.ts (retrieved)',
+      '                  ?       -  r.ts (map + retrieved)',
       '  ███·······   25 %       2  (file tree)',
       '  ██········   17 %       3  (repository map)',
       '  █████·····   50 %       3  (retrieved chunks)',
@@ -117,6 +118,6 @@ test("the chat's Context line labels map and retrieved files, a map file's token
     chatContext(r),
   );
   assert.match(html, /data-path="m\.ts"><span class="context-name">m\.ts<\/span> <span class="context-status">map<\/span><\/a><span class="context-tokens">–<\/span>/);
-  assert.match(html, /data-path="r\.ts"><span class="context-name">r\.ts<\/span> <span class="context-status">retrieved<\/span><\/a><span class="context-tokens">2<\/span>/);
+  assert.match(html, /data-path="r\.ts"><span class="context-name">r\.ts<\/span> <span class="context-status">map \+ retrieved<\/span><\/a><span class="context-tokens">–<\/span>/);
   assert.match(html, /<span class="context-path context-name">retrieved chunks<\/span><span class="context-tokens">3<\/span>/);
 });

@@ -6,7 +6,7 @@
 import type { AskStats } from '../ask';
 import type { Decoded } from './decode';
 import type { Question } from './question';
-import type { Restored } from './restore';
+import { promptRetrieval, type Restored } from './restore';
 import { snapParams } from './snap';
 
 /**
@@ -19,12 +19,16 @@ export async function persistPrefix(q: Question, r: Restored): Promise<void> {
   if (store && r.outcome !== 'hit' && store.isEnabled) store.savePrefix(q.key, r.chain, await q.session.snapshot({ cuttable: true }));
 }
 
-/** Saves the thread with its new turn and the session's compressed cache, and records the question. */
-export async function persistAnswer(q: Question, d: Decoded, stats: AskStats): Promise<void> {
+/**
+ * Saves the thread with its new turn and the session's compressed cache (with the retrieval
+ * section the cache holds, {@link promptRetrieval}), and records the question.
+ */
+export async function persistAnswer(q: Question, r: Restored, d: Decoded, stats: AskStats): Promise<void> {
   const { req, session } = q;
   const store = req.store;
   if (store && req.threadId) {
     const answerTokens = session.tokens.slice(d.answerStart);
+    const retrieval = promptRetrieval(q, r);
     store.saveThread(
       {
         id: req.threadId,
@@ -32,6 +36,7 @@ export async function persistAnswer(q: Question, d: Decoded, stats: AskStats): P
         turns: [...q.history, { question: req.question, answer: d.text, answerTokens }],
         prefixTokens: q.prefix.length,
         snap: req.snap.enabled ? snapParams(req.snap) : null,
+        ...(retrieval ? { retrieval: { tokens: retrieval.tokens, files: retrieval.files.map((f) => ({ ...f })) } } : {}),
         L: stats.L,
         B: stats.B,
       },

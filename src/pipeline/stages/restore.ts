@@ -8,8 +8,9 @@
  * the `cache` event.
  */
 import { hashChain } from '../../cache/hash-chain';
-import type { CacheOutcome } from '../../cache/store';
+import type { CacheOutcome, ThreadRetrieval } from '../../cache/store';
 import { EngineError } from '../../engine/errors';
+import type { ContextReportInput } from '../context-report';
 import { windowStart, type Question } from './question';
 
 /** What {@link restore} put into the session. */
@@ -26,6 +27,24 @@ export interface Restored {
   snapNow: boolean;
   /** Hash chain of the repository prefix (cache/hash-chain.ts): the store's key for saving it; empty when continued. */
   chain: string[];
+  /**
+   * A continued thread: the retrieval section its cache holds after the prefix (the question's
+   * that last snapped the thread, `ThreadIndex.retrieval`), which the context report and the
+   * thread's next save use instead of this question's (not in the prompt); absent when the cache
+   * holds none, when not recorded (a thread saved before it was) or when it does not fit the
+   * thread's prompt (a damaged index).
+   */
+  threadRetrieval?: ThreadRetrieval;
+}
+
+/**
+ * The retrieval section the prompt holds right after the repository prefix: on a continued
+ * thread the one its cache holds ({@link Restored.threadRetrieval}; this question's is not in the
+ * prompt), else this question's (`Question.retrieval`). Undefined when none is known.
+ */
+export function promptRetrieval(q: Question, r: Restored): ContextReportInput['retrieval'] {
+  const retrieval = r.continued ? r.threadRetrieval : q.retrieval;
+  return retrieval && retrieval.tokens > 0 ? retrieval : undefined;
 }
 
 /** Length of the common prefix of two token sequences. */
@@ -59,7 +78,10 @@ async function restoreThread(q: Question): Promise<Restored | undefined> {
     await session.restore(thread.snap, `thread ${req.threadId}`);
     const restoreMs = performance.now() - tr;
     store.touch('thread', thread.index.id);
-    return { outcome: 'continue', reused: session.position, restoreMs, continued: true, snapNow: false, chain: [] };
+    const r: Restored = { outcome: 'continue', reused: session.position, restoreMs, continued: true, snapNow: false, chain: [] };
+    const retrieval = thread.index.retrieval;
+    if (retrieval && retrieval.tokens > 0 && q.prefix.length + retrieval.tokens <= thread.index.L) r.threadRetrieval = retrieval;
+    return r;
   } catch (e) {
     if (!(e instanceof EngineError)) throw e;
     session.clear();

@@ -1,13 +1,14 @@
 /**
  * The one builder of a question's {@link AskStats}, from what each stage measured: an answered
- * question, or a prepare-only request (the repository prefix brought up to date, nothing decoded).
+ * question, or a prepare-only request (the repository prefix brought up to date, nothing decoded);
+ * and of an answer's context report ({@link answerContext}).
  */
 import type { SessionStats } from '../../engine/session';
 import type { AskStats } from '../ask';
-import { contextReport, type AttentionInput } from '../context-report';
+import { contextReport, type AttentionInput, type ContextReport } from '../context-report';
 import type { Decoded } from './decode';
 import type { Question } from './question';
-import type { Restored } from './restore';
+import { promptRetrieval, type Restored } from './restore';
 
 /** What the stages measured; `answer` is absent for a prepare-only request. */
 export interface Measured {
@@ -23,14 +24,14 @@ export interface Measured {
   /** The cache before and after SnapKV. */
   before: SessionStats;
   after: SessionStats;
-  /** The answer and what the model attended to; absent when only the prefix was prepared. */
-  answer?: { decoded: Decoded; attention: AttentionInput };
+  /** The answer; absent when only the prefix was prepared. */
+  answer?: { decoded: Decoded };
 }
 
 /** Tokens per second, 0 when nothing was done. */
 const perSecond = (tokens: number, ms: number): number => (tokens > 0 ? tokens / (ms / 1000) : 0);
 
-/** The stats line of a question (see {@link AskStats} for each field). */
+/** The stats line of a question (see {@link AskStats} for each field), without its context report ({@link answerContext}). */
 export function askStats(q: Question, m: Measured): AskStats {
   const a = m.answer;
   const decodeTokens = a ? a.decoded.summary.tokens : 0;
@@ -67,6 +68,17 @@ export function askStats(q: Question, m: Measured): AskStats {
     stats.swaCells = m.after.swaCells;
     stats.swaWindow = q.req.model.info.nSwa;
   }
-  if (a) stats.context = contextReport({ pack: q.pack, headTokens: q.layout.head.length, L: m.L, attention: a.attention, retrieval: q.retrieval });
   return stats;
+}
+
+/**
+ * The context report of an answered question ({@link AskStats.context}): the pack's sections
+ * after the template's head, then the retrieval section the prompt holds (this question's, or on
+ * a continued thread the one its cache holds, {@link promptRetrieval}).
+ * Built after the thread is saved (ask.ts), so that a report that fails loses no turn.
+ * @throws RangeError when the sections do not fit in L (see {@link contextReport}).
+ */
+export function answerContext(q: Question, restored: Restored, m: { L: number; attention: AttentionInput }): ContextReport {
+  const retrieval = promptRetrieval(q, restored);
+  return contextReport({ pack: q.pack, headTokens: q.layout.head.length, L: m.L, attention: m.attention, ...(retrieval ? { retrieval } : {}) });
 }
