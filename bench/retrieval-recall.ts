@@ -16,8 +16,8 @@
  * method, names of 3 characters or more defined (with that kind) in at most 3 files (`toString`,
  * `constructor` ask nothing answerable); at most `--max` of them, spread evenly in path order.
  * Prints recall@1/3/10 of the ranking and the recall of the section (a hit quoted within the
- * budget), per kind and in all, and writes them as JSON (default
- * bench/results/retrieval-recall-<repo>.json).
+ * budget), per kind and in all, and writes them with each question's first hit (1-based rank) as JSON (default
+ * bench/results/retrieval-recall-<the repository's folder name>.json).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -82,6 +82,7 @@ async function main(): Promise<void> {
   const holds = (c: Chunk, d: { path: string; def: Definition }): boolean => c.path === d.path && c.startLine <= d.def.line && d.def.line <= c.endLine;
   const rows = new Map<string, Row>();
   const misses: string[] = [];
+  const questions: Array<{ at: string; kind: string; name: string; firstHit: number | null; inSection: boolean }> = [];
   for (const q of chosen) {
     const question = `Which file defines the ${KINDS[q.def.kind]} ${q.def.name}?`;
     const answers = definers.get(`${q.def.kind} ${q.def.name}`)!;
@@ -97,13 +98,13 @@ async function main(): Promise<void> {
       if (inSection) row.section++;
       rows.set(kind, row);
     }
+    questions.push({ at: `${q.path}:${q.def.line}`, kind: q.def.kind, name: q.def.name, firstHit: firstHit < 0 ? null : firstHit + 1, inSection });
     if (!inSection) misses.push(`${q.path}:${q.def.line} ${q.def.kind} ${q.def.name} (first hit at rank ${firstHit < 0 ? '-' : firstHit + 1})`);
   }
   const order = [...Object.keys(KINDS), 'all'].filter((k) => rows.has(k));
   const table = order.map((k) => rows.get(k)!);
-  const repo = path.basename(root) === '' ? root : path.basename(root);
-  const result = { meta: { repo: path.relative(process.cwd(), root) || '.', date: new Date().toISOString(), contextSize, retrievalRoom: room, chunks: chunks.length, chunkedFiles: files.length, askable: askable.length, asked: chosen.length }, rows: table, misses };
-  const out = values.out ?? path.join('bench', 'results', `retrieval-recall-${repo === path.basename(process.cwd()) ? 'reposnap' : repo}.json`);
+  const result = { meta: { repo: path.relative(process.cwd(), root) || '.', date: new Date().toISOString(), contextSize, retrievalRoom: room, chunks: chunks.length, chunkedFiles: files.length, askable: askable.length, asked: chosen.length }, rows: table, misses, questions };
+  const out = values.out ?? path.join('bench', 'results', `retrieval-recall-${path.basename(root)}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
   console.log(`${result.meta.repo}: ${chunks.length} chunks of ${files.length} files not in full (context ${contextSize}, retrieval room ${room} tokens); ${chosen.length} of ${askable.length} askable definitions`);
