@@ -88,6 +88,7 @@ test('the index of a chunk set is kept for the next question on the same set, an
   for (const changed of [
     chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, path: 'src/context/pack2.ts' } : c))),
     chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, name: 'packRepo' } : c))),
+    chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, owner: 'Packer' } : c))),
     chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, startLine: 2 } : c))),
     chunkSetKey(CHUNKS.map((c, i) => (i === 0 ? { ...c, endLine: 9 } : c))),
     chunkSetKey(CHUNKS.slice(1)),
@@ -166,22 +167,24 @@ test('chunks whose name the question spells out come first, then the chunks usin
   );
 });
 
-test('chunks are functions, methods, method-less types and constants, with their lines; a class with methods is split into them', async () => {
+test('chunks are functions, methods, method-less types and constants, with their lines; a class with methods is split into its header and its methods', async () => {
   const text =
     'export const A = 1;\nexport class Box {\n  open() {\n    return 1;\n  }\n}\nexport interface Shape {\n  x: number;\n}\nfunction f() {}\n' +
     'const LIMITS = {\n  max: 2147483647,\n};\nconst made = (() => {\n  function inner() {}\n  return inner;\n})();\n';
   const tags = await createTagsParser().parse(text, 'typescript');
   assert.deepEqual(
-    chunksOf('a.ts', text, tags).map((c) => [c.name, c.startLine, c.endLine, c.text]),
+    chunksOf('a.ts', text, tags).map((c) => [c.name, c.owner, c.startLine, c.endLine, c.text]),
     [
       // a constant is a chunk of its own (its value is nowhere else when its file is neither in full nor in the map)
-      ['A', 1, 1, 'export const A = 1;'],
-      ['open', 3, 5, '  open() {\n    return 1;\n  }'],
-      ['Shape', 7, 9, 'export interface Shape {\n  x: number;\n}'],
-      ['f', 10, 10, 'function f() {}'],
-      ['LIMITS', 11, 13, 'const LIMITS = {\n  max: 2147483647,\n};'],
+      ['A', undefined, 1, 1, 'export const A = 1;'],
+      // the class's header (its declaration: no field before its first method), then the method, owned by it
+      ['Box', undefined, 2, 2, 'export class Box {'],
+      ['open', 'Box', 3, 5, '  open() {\n    return 1;\n  }'],
+      ['Shape', undefined, 7, 9, 'export interface Shape {\n  x: number;\n}'],
+      ['f', undefined, 10, 10, 'function f() {}'],
+      ['LIMITS', undefined, 11, 13, 'const LIMITS = {\n  max: 2147483647,\n};'],
       // `made` holds the function `inner`: retrieved as `inner`, like a class's methods
-      ['inner', 15, 15, '  function inner() {}'],
+      ['inner', undefined, 15, 15, '  function inner() {}'],
     ],
   );
 });
