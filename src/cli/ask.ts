@@ -224,7 +224,8 @@ export async function runAsk(args: string[]): Promise<number> {
         topP,
         seed,
         maxFileBytes,
-        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing },
+        // the cache root (entries, fingerprints, models) is never packed, even when it lies inside the repository
+        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing, cacheDirs: [cacheRoot] },
         retrievalShare,
         session: { threads, threadsBatch, flashAttention: fa, kvCacheType: kvType as KvCacheType },
         store,

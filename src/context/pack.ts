@@ -111,6 +111,11 @@ export interface PackOptions {
   order?: PackOrder;
   /** Match patterns case-insensitively. Default false (git's default on Linux). */
   ignoreCase?: boolean;
+  /**
+   * RepoSnap's cache folders in use (the CLI's `--cache-dir`, the extension's cache root): left out
+   * of the walk when inside the repository (see `WalkOptions.cacheDirs`). Default none.
+   */
+  cacheDirs?: readonly string[];
   /** The file system. Default: the real one. Tests inject failures through it. */
   fs?: ContextFs;
   /** File reads kept in flight ahead of tokenization, an integer ≥ 1. Default 16. */
@@ -295,6 +300,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     ...(options.defaultExcludes !== undefined ? { defaultExcludes: options.defaultExcludes } : {}),
     ...(options.ignoreCase !== undefined ? { ignoreCase: options.ignoreCase } : {}),
     ...(options.fs !== undefined ? { fs: options.fs } : {}),
+    ...(options.cacheDirs !== undefined ? { cacheDirs: options.cacheDirs } : {}),
     secretExcludes: skipSecrets,
     maxEntries: maxWalkEntries,
     onProgress: (filesFound) => onProgress?.({ phase: 'walk', done: filesFound }),

@@ -77,8 +77,8 @@ export interface IgnoredEntry {
   /**
    * The rule, for humans: `source:line:pattern` for ignore files (like
    * `git check-ignore -v`), `secret exclude 'pattern'`, `default exclude 'pattern'`,
-   * `exclude 'pattern'`, or
-   * `not matched by include`.
+   * `exclude 'pattern'`, `not matched by include`, or RepoSnap's own files (`own-files.ts`:
+   * "RepoSnap's cache", "RepoSnap's KV state file", "RepoSnap's cache index (beside <id>.rsnp)").
    */
   detail: string;
 }

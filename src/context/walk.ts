@@ -4,6 +4,7 @@ import { errorCode, throwIfAborted } from './errors';
 import { createYielder, Limiter, nodeFs, type ContextFs } from './fsapi';
 import { createMatcher, extendMatcher, type IgnoreMatcher } from './gitignore';
 import { createExcludeMatcher, createIncludeMatcher } from './globs';
+import { cacheFolderPaths, OWN_CACHE_DETAIL, ownStateFile } from './own-files';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 
 /** Default number of file-system calls the walk keeps in flight. */
@@ -42,6 +43,13 @@ export interface WalkOptions {
   defaultExcludes?: boolean;
   /** Apply `SECRET_EXCLUDES` (credential files) before everything else. Default true. */
   secretExcludes?: boolean;
+  /**
+   * RepoSnap's cache folders in use (absolute, or relative to the working directory): the CLI's
+   * `--cache-dir` root, the extension's cache root. One that lies inside the repository is left
+   * out (`'excluded'`, detail `OWN_CACHE_DETAIL`), whatever the ignore, exclude and include rules
+   * say; see `cacheFolderPaths`. Default none.
+   */
+  cacheDirs?: readonly string[];
   /** The file system. Default: the real one (`nodeFs`). */
   fs?: ContextFs;
   /** File-system calls kept in flight, an integer ≥ 1. Default `DEFAULT_WALK_CONCURRENCY`. */
@@ -104,6 +112,9 @@ export interface WalkResult {
  *
  * Rules, applied to every entry in this order (the first that matches decides):
  * 1. Entries named `.git` (directory or gitlink file) are skipped silently, never entered.
+ *    RepoSnap's own files → `'excluded'`, whatever the later rules say: a cache folder in use
+ *    (`cacheDirs`, detail `OWN_CACHE_DETAIL`), never entered, and cache entries by name
+ *    (`ownStateFile`: `*.rsnp` state files and the `.json` index beside each).
  * 2. git's ignore rules → `'ignored'`: `.git/info/exclude` (if present) and every
  *    `.gitignore` on the way down, each relative to its own directory, deeper files taking
  *    precedence, negations included. A directory is tested (as `dir/`) before it is entered
@@ -173,6 +184,7 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
     rootMatcher = extendMatcher(rootMatcher, excludeText, '', '.git/info/exclude', ignoreCase);
   }
   const outer = await enclosingRules(fs, absRoot, ignoreCase);
+  const ownCache = await cacheFolderPaths(fs, absRoot, options.cacheDirs ?? []);
 
   // with a file system that never waits, still give timers and signal handlers a turn
   const maybeYield = createYielder(10);
@@ -202,6 +214,7 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       return [{ kind: 'skipped', entry: failure(dirRel, errorCode(err), 'directory removed during the walk', 'cannot list directory') }];
     }
     entries = entries.filter((e) => e.name !== '.git').sort((a, b) => compareCodeUnits(a.name, b.name));
+    const names = new Set(entries.map((e) => e.name));
 
     let matcher = parentMatcher;
     let unreadableRules: { rel: string; code: string } | undefined;
@@ -230,6 +243,11 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       const isDirectory = kind === 'directory';
       // git treats a symlink like a file when matching patterns (a `dir/` rule does not match it).
       const testPath = isDirectory ? rel + '/' : rel;
+      const own = isDirectory ? (ownCache.has(rel) ? OWN_CACHE_DETAIL : undefined) : kind === 'file' ? ownStateFile(entry.name, names) : undefined;
+      if (own !== undefined) {
+        found.push({ kind: 'ignored', entry: { path: rel, isDirectory, reason: 'excluded', detail: own } });
+        continue;
+      }
       let byGit = matcher.test(testPath);
       // the root's own rules decide when they match (deeper files win); else the enclosing repository's
       if (outer !== undefined && !byGit.ignored && !byGit.unignored) byGit = outer.matcher.test(`${outer.prefix}/${testPath}`);
