@@ -95,7 +95,8 @@ export interface PackOptions {
    * keys, registry and cloud credentials, …; `'excluded'`, never read, applied even with
    * `defaultExcludes: false`; a negation in `exclude` such as `'!.env.example'` brings one
    * back), and any file whose content holds a high-confidence secret (`'secret'`; see
-   * `findSecret`). Only files about to be tokenized are scanned.
+   * `findSecret`). Only files about to be tokenized are scanned. Names too: an entry whose
+   * file or folder name holds a secret is left out (`'secret'`, path redacted; `findNameSecrets`).
    */
   skipSecrets?: boolean;
   /** Leave out minified and generated files (`'minified'`, `'generated'`). Default true. */
@@ -302,6 +303,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     ...(options.fs !== undefined ? { fs: options.fs } : {}),
     ...(options.cacheDirs !== undefined ? { cacheDirs: options.cacheDirs } : {}),
     secretExcludes: skipSecrets,
+    secretNames: skipSecrets,
     maxEntries: maxWalkEntries,
     onProgress: (filesFound) => onProgress?.({ phase: 'walk', done: filesFound }),
   });
