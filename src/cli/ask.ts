@@ -236,7 +236,7 @@ export async function runAsk(args: string[]): Promise<number> {
       (e) => {
         switch (e.kind) {
           case 'pack':
-            progress(`packing: ${e.phase} ${e.done}${e.total ? `/${e.total}` : ''}`);
+            progress(`packing: ${e.phase} ${e.done}${e.total ? `/${e.total}` : ''}${e.section ? ` (${escapeControls(e.section.path)}: ${e.section.chars} of ${e.section.of} characters)` : ''}`);
             break;
           case 'packed':
             progress('');

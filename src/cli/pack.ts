@@ -139,7 +139,8 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       ...(o.include !== undefined ? { include: o.include } : {}),
       ...(o.exclude !== undefined ? { exclude: o.exclude } : {}),
       signal: controller.signal,
-      onProgress: (p) => progress(`packing: ${p.phase} ${p.done}${p.total !== undefined ? `/${p.total}` : ''}`),
+      onProgress: (p) =>
+        progress(`packing: ${p.phase} ${p.done}${p.total !== undefined ? `/${p.total}` : ''}${p.section ? ` (${escapeControls(p.section.path)}: ${p.section.chars} of ${p.section.of} characters)` : ''}`),
     });
   } finally {
     progress('');

@@ -80,7 +80,7 @@ export interface AskRequest {
 
 /** Progress events, in order. */
 export type AskEvent =
-  | { kind: 'pack'; phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number }
+  | ({ kind: 'pack' } & Parameters<NonNullable<PackOptions['onProgress']>>[0])
   | { kind: 'packed'; pack: PackResult; promptTokens: number }
   | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
