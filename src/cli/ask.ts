@@ -224,7 +224,8 @@ export async function runAsk(args: string[]): Promise<number> {
         topP,
         seed,
         maxFileBytes,
-        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing },
+        // the cache root (entries, fingerprints, models) is never packed, even when it lies inside the repository
+        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing, cacheDirs: [cacheRoot] },
         retrievalShare,
         session: { threads, threadsBatch, flashAttention: fa, kvCacheType: kvType as KvCacheType },
         store,
@@ -235,7 +236,7 @@ export async function runAsk(args: string[]): Promise<number> {
       (e) => {
         switch (e.kind) {
           case 'pack':
-            progress(`packing: ${e.phase} ${e.done}${e.total ? `/${e.total}` : ''}`);
+            progress(`packing: ${e.phase} ${e.done}${e.total ? `/${e.total}` : ''}${e.section ? ` (${escapeControls(e.section.path)}: ${e.section.chars} of ${e.section.of} characters)` : ''}`);
             break;
           case 'packed':
             progress('');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/manifest';
 import { packRepository, type PackOrder, type PackResult } from '../context/pack';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
+import { defaultCacheRoot } from '../cache/location';
 import { loadModel } from '../engine/model';
 import { escapeControls, quotePath, terminalJson } from './terminal-text';
 import { abortOnSigint } from './interrupt';
@@ -34,6 +35,8 @@ their tokens, every other path with the reason it was left out, and the totals.
 ${PACKING_HELP}                          (ranked needs --budget: it chooses what fits one; 'reposnap ask' packs for
                           its context, this lists the same choice for the budget given)
   --max-file-bytes <n>    skip files larger than this (default ${DEFAULT_MAX_FILE_BYTES})
+  --cache-dir <dir>       the cache folder 'reposnap ask' uses (default: $REPOSNAP_CACHE_DIR or
+                          ~/.cache/reposnap): left out, as ask leaves it out, when inside the repository
   --gpu-layers <n>        layers offloaded when loading --model on a GPU build (default 0)
   --quiet                 no progress on stderr
 `;
@@ -69,6 +72,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       list: { type: 'boolean' },
       json: { type: 'boolean' },
       model: { type: 'string' },
+      'cache-dir': { type: 'string' },
       budget: { type: 'string' },
       include: { type: 'string', multiple: true },
       exclude: { type: 'string', multiple: true },
@@ -131,10 +135,12 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       packing,
       defaultExcludes: !o['no-default-excludes'],
       skipGenerated: !o['keep-generated'],
+      cacheDirs: [o['cache-dir'] ?? defaultCacheRoot()],
       ...(o.include !== undefined ? { include: o.include } : {}),
       ...(o.exclude !== undefined ? { exclude: o.exclude } : {}),
       signal: controller.signal,
-      onProgress: (p) => progress(`packing: ${p.phase} ${p.done}${p.total !== undefined ? `/${p.total}` : ''}`),
+      onProgress: (p) =>
+        progress(`packing: ${p.phase} ${p.done}${p.total !== undefined ? `/${p.total}` : ''}${p.section ? ` (${escapeControls(p.section.path)}: ${p.section.chars} of ${p.section.of} characters)` : ''}`),
     });
   } finally {
     progress('');

@@ -89,7 +89,7 @@ export type DecodeResult =
  * 1. A UTF-8 byte-order mark: the rest must be valid UTF-8 (the mark is dropped).
  *    A UTF-16 LE/BE byte-order mark: decoded as UTF-16 (must be well-formed).
  * 2. A known binary signature at offset 0 (PDF, PNG, GIF, JPEG, ZIP, gzip, ELF, 7z, xz,
- *    bzip2, SQLite) → binary.
+ *    bzip2, SQLite, RepoSnap's KV state files) → binary.
  * 3. A NUL byte anywhere (or U+0000 after UTF-16 decoding) → binary.
  * 4. Valid UTF-8 → UTF-8.
  * 5. Otherwise the bytes are taken as Windows-1252 (a superset of printable Latin-1) when
@@ -402,6 +402,8 @@ const SIGNATURES: Array<[string, number[]]> = [
   ['7z', [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]],
   ['xz', [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]],
   ['SQLite', [...Buffer.from('SQLite format 3\u0000', 'latin1')]],
+  // RepoSnap's own KV state files (src/engine/state-file.ts: "RSNP", format version 1)
+  ["RepoSnap's KV state file", [0x52, 0x53, 0x4e, 0x50, 0x01, 0x00, 0x00, 0x00]],
 ];
 
 function binarySignature(data: Uint8Array): string | undefined {

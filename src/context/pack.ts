@@ -2,6 +2,7 @@ import { throwIfAborted, raceAbort } from './errors';
 import { DEFAULT_MAX_FILE_BYTES, readTextFile, type FileVerdict, type TextEncodingName } from './filter';
 import { createYielder, type ContextFs } from './fsapi';
 import { FileSecretVerdicts, secretDetail } from './secrets';
+import { countUpTo } from './prefix-count';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTruncation } from './walk';
@@ -71,9 +72,11 @@ export interface PackOptions {
    * Progress callback. `'walk'`: `done` = candidate files found so far (no `total`), after
    * each directory. `'read'`: `done` of `total` candidate files read and classified.
    * `'tokenize'`: `done` sections tokenized (no `total`; tokenizing stops once the budget is
-   * used up). Errors it throws reject `packRepository`.
+   * used up); inside a long section (a prefix tried, or over 1M characters), also `section`:
+   * its path and the characters about to be tokenized, of its length (`countUpTo`).
+   * Errors it throws reject `packRepository`.
    */
-  onProgress?: (p: { phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number }) => void;
+  onProgress?: (p: { phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number; section?: { path: string; chars: number; of: number } }) => void;
   /**
    * Only pack files matched by one of these patterns (gitignore syntax, relative to the
    * root: `src/`, `*.ts`, `/README.md`; the last matching pattern decides and `!src/gen/`
@@ -95,7 +98,8 @@ export interface PackOptions {
    * keys, registry and cloud credentials, …; `'excluded'`, never read, applied even with
    * `defaultExcludes: false`; a negation in `exclude` such as `'!.env.example'` brings one
    * back), and any file whose content holds a high-confidence secret (`'secret'`; see
-   * `findSecret`). Only files about to be tokenized are scanned.
+   * `findSecret`). Only files about to be tokenized are scanned. Names too: an entry whose
+   * file or folder name holds a secret is left out (`'secret'`, path redacted; `findNameSecrets`).
    */
   skipSecrets?: boolean;
   /** Leave out minified and generated files (`'minified'`, `'generated'`). Default true. */
@@ -111,6 +115,11 @@ export interface PackOptions {
   order?: PackOrder;
   /** Match patterns case-insensitively. Default false (git's default on Linux). */
   ignoreCase?: boolean;
+  /**
+   * RepoSnap's cache folders in use (the CLI's `--cache-dir`, the extension's cache root): left out
+   * of the walk when inside the repository (see `WalkOptions.cacheDirs`). Default none.
+   */
+  cacheDirs?: readonly string[];
   /** The file system. Default: the real one. Tests inject failures through it. */
   fs?: ContextFs;
   /** File reads kept in flight ahead of tokenization, an integer ≥ 1. Default 16. */
@@ -218,6 +227,9 @@ const MIN_SECTION_TOKENS = 4;
  */
 const ESTIMATE_MARGIN = 0.5;
 
+/** Sections longer than this (UTF-16 code units) report progress inside their tokenization (`PackOptions.onProgress`'s `section`). */
+const LONG_SECTION_CHARS = 1_000_000;
+
 /** Longest stretch of work between two turns of the event loop, in ms. */
 const YIELD_EVERY_MS = 10;
 
@@ -245,7 +257,9 @@ const READ_AHEAD = 16;
  *    cannot fit are skipped without being tokenized, to save the tokenizer's time: all of
  *    them once fewer tokens are left than the smallest section so far (at most 4), and any
  *    whose content is so long that even half the lowest tokens-per-character ratio seen so
- *    far exceeds the tokens left (their detail says "not tokenized").
+ *    far exceeds the tokens left (their detail says "not tokenized"). A long section is
+ *    tokenized a prefix at a time (`countUpTo`): once a prefix alone needs more tokens than
+ *    are left, the rest is never tokenized ("not tokenized in full").
  * 4. Order the kept sections for the prompt (`order`, default least recently modified
  *    first; see `PackOrder`).
  *
@@ -295,7 +309,9 @@ export async function packRepository(root: string, options: PackOptions): Promis
     ...(options.defaultExcludes !== undefined ? { defaultExcludes: options.defaultExcludes } : {}),
     ...(options.ignoreCase !== undefined ? { ignoreCase: options.ignoreCase } : {}),
     ...(options.fs !== undefined ? { fs: options.fs } : {}),
+    ...(options.cacheDirs !== undefined ? { cacheDirs: options.cacheDirs } : {}),
     secretExcludes: skipSecrets,
+    secretNames: skipSecrets,
     maxEntries: maxWalkEntries,
     onProgress: (filesFound) => onProgress?.({ phase: 'walk', done: filesFound }),
   });
@@ -412,12 +428,29 @@ export async function packRepository(root: string, options: PackOptions): Promis
     }
 
     const text = formatFileSection(file.path, verdict.text);
-    const tokens = await raceAbort(Promise.resolve(countTokens(text)), signal);
-    if (typeof tokens !== 'number' || !Number.isFinite(tokens) || tokens < 0) {
-      throw new TypeError(`countTokens must return a finite number >= 0, got ${String(tokens)} for ${file.path}`);
-    }
+    // never more of the file than can decide whether it fits (a prefix sized from the tokens left)
+    const fit = await countUpTo(text, left, countTokens, {
+      ...(signal !== undefined ? { signal } : {}),
+      onStep: (chars, of) => {
+        if (chars < of || of > LONG_SECTION_CHARS) onProgress?.({ phase: 'tokenize', done: tokenized, section: { path: file.path, chars, of } });
+      },
+    }).catch((err: unknown) => {
+      if (err instanceof TypeError) throw new TypeError(`${err.message} for ${file.path}`);
+      throw err;
+    });
     tokenized++;
     onProgress?.({ phase: 'tokenize', done: tokenized });
+    if (fit.kind === 'over') {
+      const floor = Math.min(MIN_SECTION_TOKENS, smallestSection);
+      budgetExhausted = left < floor;
+      skipped.push({
+        path: file.path,
+        reason: 'over-budget',
+        detail: `not tokenized in full: its first ${fit.prefixChars} of ${text.length} characters alone need ${fit.prefixTokens} tokens, ${left} of ${tokenBudget} left (${budgetNote})`,
+      });
+      continue;
+    }
+    const tokens = fit.tokens;
 
     smallestSection = Math.min(smallestSection, tokens);
     if (text.length > 0) minTokensPerChar = Math.min(minTokensPerChar, tokens / text.length);

@@ -10,6 +10,7 @@ import { compactTreeLines, fileTreeLines, formatFileTree } from './map/tree';
 import { rankFilesPaced } from './rank/rank';
 import { chunksOf, type Chunk } from './retrieve/chunks';
 import { secretDetail, type FileSecretVerdicts } from './secrets';
+import { countUpTo, PREFIX_MARGIN_TOKENS } from './prefix-count';
 import { formatFileSection } from './section';
 import { compareCodeUnits, type SkippedFile } from './types';
 import type { WalkedFile } from './walk';
@@ -250,6 +251,8 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   // Lowest tokens per character of any section counted so far: a file whose text would need
   // more than half that rate's tokens than the room left is not tokenized (as in smallest-first).
   let minTokensPerChar = Infinity;
+  // Files found over a room by a prefix alone (`countUpTo`): at least this many tokens.
+  const atLeast = new Map<number, number>();
   /** Keeps file `i` in full when its section fits `room` tokens and holds no secret. */
   const tryFull = async (i: number, room: number): Promise<boolean> => {
     const { file, verdict } = texts[i]!;
@@ -258,10 +261,17 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
     let tokens = sectionTokens.get(i);
     if (tokens === undefined) {
       if (Number.isFinite(minTokensPerChar) && Math.floor(0.5 * minTokensPerChar * text.length) > room) return false;
-      tokens = await count(text);
+      if ((atLeast.get(i) ?? 0) > room) return false;
+      // never more of the file than can decide whether it fits `room` (a prefix sized from it)
+      const fit = await countUpTo(text, room, countTokens, signal !== undefined ? { signal } : {});
+      input.onProgress?.({ phase: 'tokenize', done: ++tokenized });
+      if (fit.kind === 'over') {
+        atLeast.set(i, fit.prefixTokens - PREFIX_MARGIN_TOKENS);
+        return false;
+      }
+      tokens = fit.tokens;
       sectionTokens.set(i, tokens);
       if (text.length > 0) minTokensPerChar = Math.min(minTokensPerChar, tokens / text.length);
-      input.onProgress?.({ phase: 'tokenize', done: ++tokenized });
     }
     if (tokens > room) return false;
     // scanned only when it would be kept (50-100 ms per MB)

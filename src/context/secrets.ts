@@ -189,6 +189,30 @@ export interface FindSecretOptions {
  * Errors: rejects only when the rules cannot be loaded (a broken installation).
  */
 export async function findSecret(text: string, name?: string, options: FindSecretOptions = {}): Promise<SecretFinding | undefined> {
+  const matches = await findSecretMatches(text, name, options);
+  const first = matches.find((m) => m.rule !== GENERIC_CREDENTIAL_RULE) ?? matches[0];
+  if (first === undefined) return undefined;
+  const { line, column } = positionOf(lineStarts(text), first.start);
+  return { rule: first.rule, line, column: column + 1 };
+}
+
+/** One report of `findSecretMatches`: the rule (as `SecretFinding.rule`) and the range it covers in the text. */
+export interface SecretMatch {
+  rule: string;
+  /** Offsets in the text (UTF-16 code units), `start` inclusive, `end` exclusive. */
+  start: number;
+  end: number;
+}
+
+/**
+ * Every report of every rule on `text` that no `secretlint-disable` comment silences, in text
+ * order (ties by rule order), generic credential assignments included; `findSecret` picks its
+ * answer from these. `name` and `options` as for `findSecret`; the ranges locate the secrets so
+ * that a caller can redact them (`redactSecrets`), never to show them.
+ *
+ * Errors: rejects only when the rules cannot be loaded (a broken installation).
+ */
+export async function findSecretMatches(text: string, name?: string, options: FindSecretOptions = {}): Promise<SecretMatch[]> {
   const rules = await loadRules();
   const starts = lineStarts(text);
   const ext = name === undefined ? '' : path.posix.extname(name);
@@ -216,27 +240,17 @@ export async function findSecret(text: string, name?: string, options: FindSecre
   }
   // secretlint's filter: a report inside a disabled range, for that rule or for all ('*')
   const inside = (i: number, [start, end]: readonly [number, number]): boolean => start <= i && i <= end;
-  // the first report in text order, a specific rule's before any generic credential's
-  let first: (typeof reports)[number] | undefined;
-  let firstGeneric: (typeof reports)[number] | undefined;
+  const matches: SecretMatch[] = [];
   for (const report of reports) {
     const ignored = ignores.some(
       (ig) => inside(report.range[0], ig.range) && inside(report.range[1], ig.range) && (ig.targetRuleId === undefined || ig.targetRuleId === '*' || ig.targetRuleId === report.ruleId),
     );
     if (ignored) continue;
-    const generic = report.ruleId === OWN_RULE_ID && report.messageId === GENERIC_CREDENTIAL_RULE;
-    if (generic) {
-      if (firstGeneric === undefined || report.range[0] < firstGeneric.range[0]) firstGeneric = report;
-    } else if (first === undefined || report.range[0] < first.range[0]) first = report;
+    const rule = report.ruleId === OWN_RULE_ID ? report.messageId : report.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
+    matches.push({ rule, start: report.range[0], end: Math.max(report.range[0], report.range[1]) });
   }
-  first ??= firstGeneric;
-  if (first === undefined) return undefined;
-  const { line, column } = positionOf(starts, first.range[0]);
-  return {
-    rule: first.ruleId === OWN_RULE_ID ? first.messageId : first.ruleId.replace(/^@secretlint\/secretlint-rule-/, ''),
-    line,
-    column: column + 1,
-  };
+  // stable: equal starts keep the rules' order, as findSecret always did
+  return matches.sort((a, b) => a.start - b.start);
 }
 
 /** The offset of a secretlint position (1-based line, 0-based column), clamped to the text. */

@@ -4,6 +4,8 @@ import { errorCode, throwIfAborted } from './errors';
 import { createYielder, Limiter, nodeFs, type ContextFs } from './fsapi';
 import { createMatcher, extendMatcher, type IgnoreMatcher } from './gitignore';
 import { createExcludeMatcher, createIncludeMatcher } from './globs';
+import { cacheFolderPaths, OWN_CACHE_DETAIL, ownStateFile } from './own-files';
+import { findNameSecrets } from './path-secrets';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 
 /** Default number of file-system calls the walk keeps in flight. */
@@ -42,6 +44,18 @@ export interface WalkOptions {
   defaultExcludes?: boolean;
   /** Apply `SECRET_EXCLUDES` (credential files) before everything else. Default true. */
   secretExcludes?: boolean;
+  /**
+   * Leave out every entry whose name holds a secret (`findNameSecrets`) as `'secret'`, its path
+   * reported with the secret redacted; such a folder is not entered. Default true.
+   */
+  secretNames?: boolean;
+  /**
+   * RepoSnap's cache folders in use (absolute, or relative to the working directory): the CLI's
+   * `--cache-dir` root, the extension's cache root. One that lies inside the repository is left
+   * out (`'excluded'`, detail `OWN_CACHE_DETAIL`), whatever the ignore, exclude and include rules
+   * say; see `cacheFolderPaths`. Default none.
+   */
+  cacheDirs?: readonly string[];
   /** The file system. Default: the real one (`nodeFs`). */
   fs?: ContextFs;
   /** File-system calls kept in flight, an integer ≥ 1. Default `DEFAULT_WALK_CONCURRENCY`. */
@@ -104,6 +118,11 @@ export interface WalkResult {
  *
  * Rules, applied to every entry in this order (the first that matches decides):
  * 1. Entries named `.git` (directory or gitlink file) are skipped silently, never entered.
+ *    An entry whose name holds a secret (`secretNames`) → `'secret'`, its path redacted
+ *    (`redactSecrets`), never entered or opened.
+ *    RepoSnap's own files → `'excluded'`, whatever the later rules say: a cache folder in use
+ *    (`cacheDirs`, detail `OWN_CACHE_DETAIL`), never entered, and cache entries by name
+ *    (`ownStateFile`: `*.rsnp` state files and the `.json` index beside each).
  * 2. git's ignore rules → `'ignored'`: `.git/info/exclude` (if present) and every
  *    `.gitignore` on the way down, each relative to its own directory, deeper files taking
  *    precedence, negations included. A directory is tested (as `dir/`) before it is entered
@@ -151,6 +170,7 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
     ignoreCase,
   });
   const includeMatcher = createIncludeMatcher(options.include, ignoreCase);
+  const secretNames = options.secretNames ?? true;
   const concurrency = options.concurrency ?? DEFAULT_WALK_CONCURRENCY;
   const limiter = new Limiter(concurrency);
   const absRoot = path.resolve(root);
@@ -173,6 +193,7 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
     rootMatcher = extendMatcher(rootMatcher, excludeText, '', '.git/info/exclude', ignoreCase);
   }
   const outer = await enclosingRules(fs, absRoot, ignoreCase);
+  const ownCache = await cacheFolderPaths(fs, absRoot, options.cacheDirs ?? []);
 
   // with a file system that never waits, still give timers and signal handlers a turn
   const maybeYield = createYielder(10);
@@ -202,6 +223,8 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       return [{ kind: 'skipped', entry: failure(dirRel, errorCode(err), 'directory removed during the walk', 'cannot list directory') }];
     }
     entries = entries.filter((e) => e.name !== '.git').sort((a, b) => compareCodeUnits(a.name, b.name));
+    const names = new Set(entries.map((e) => e.name));
+    const nameSecrets = secretNames && entries.length > 0 ? await findNameSecrets(entries.map((e) => e.name)) : undefined;
 
     let matcher = parentMatcher;
     let unreadableRules: { rel: string; code: string } | undefined;
@@ -218,8 +241,14 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       }
     }
 
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
       if (found.length >= room) break;
+      const nameSecret = nameSecrets?.get(index);
+      if (nameSecret !== undefined) {
+        const detail = `the name holds a ${nameSecret.rule} secret (secret rules run over each path); shown redacted, never opened`;
+        found.push({ kind: 'skipped', entry: { path: joinRel(dirRel, nameSecret.redacted), reason: 'secret', detail } });
+        continue;
+      }
       const rel = joinRel(dirRel, entry.name);
       if (rel === unreadableRules?.rel) {
         found.push({ kind: 'skipped', entry: { path: rel, reason: 'unreadable', detail: `cannot read ignore rules: ${unreadableRules.code}` } });
@@ -230,6 +259,11 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       const isDirectory = kind === 'directory';
       // git treats a symlink like a file when matching patterns (a `dir/` rule does not match it).
       const testPath = isDirectory ? rel + '/' : rel;
+      const own = isDirectory ? (ownCache.has(rel) ? OWN_CACHE_DETAIL : undefined) : kind === 'file' ? ownStateFile(entry.name, names) : undefined;
+      if (own !== undefined) {
+        found.push({ kind: 'ignored', entry: { path: rel, isDirectory, reason: 'excluded', detail: own } });
+        continue;
+      }
       let byGit = matcher.test(testPath);
       // the root's own rules decide when they match (deeper files win); else the enclosing repository's
       if (outer !== undefined && !byGit.ignored && !byGit.unignored) byGit = outer.matcher.test(`${outer.prefix}/${testPath}`);

@@ -4,6 +4,7 @@
  * time in arrival order, and cancels them through an AbortSignal. The pipeline is a black box:
  * {@link answer} is the one place that calls it.
  */
+import path from 'node:path';
 import { CacheStore } from '../cache/store';
 import { processTagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
@@ -43,7 +44,8 @@ function storeFor(dir: string | undefined): CacheStore | undefined {
 /**
  * The pipeline's request of a wire request: the request as sent, with the loaded model, the
  * folder's cache store, the abort signal, the extension's option names, and with the ranked
- * packing the process's tags cache (`processTagsCache`). The answer room is the
+ * packing the process's tags cache (`processTagsCache`), and the cache root (the parent of
+ * `cacheDir`, as `CacheStore.fingerprintMemo` takes it) left out of the pack wherever it lies. The answer room is the
  * `reposnap.maxTokens` setting (`maxTokens`): a setting, the same for every question, so the
  * packed prefix does not change between questions, and every answer fits the room kept for it.
  */
@@ -55,7 +57,7 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     model,
     signal,
     optionNames: SETTING_NAMES,
-    pack: pack.packing === 'ranked' ? { ...pack, tagsCache: processTagsCache() } : pack,
+    pack: { ...pack, ...(pack.packing === 'ranked' ? { tagsCache: processTagsCache() } : {}), ...(cacheDir ? { cacheDirs: [path.dirname(cacheDir)] } : {}) },
     store: storeFor(cacheDir),
   };
 }

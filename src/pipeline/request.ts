@@ -41,7 +41,7 @@ export interface AskRequest {
   /** Per-file size cap [bytes]. */
   maxFileBytes?: number;
   /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */
-  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'recentFiles' | 'rankedShares' | 'tagsCache'>;
+  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'recentFiles' | 'rankedShares' | 'tagsCache' | 'cacheDirs'>;
   /**
    * With `pack.packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
    * retrieval section (the BM25-best chunks of files not in full, after the cached prefix and
@@ -80,7 +80,7 @@ export interface AskRequest {
 
 /** Progress events, in order. */
 export type AskEvent =
-  | { kind: 'pack'; phase: 'walk' | 'read' | 'tokenize'; done: number; total?: number }
+  | ({ kind: 'pack' } & Parameters<NonNullable<PackOptions['onProgress']>>[0])
   | { kind: 'packed'; pack: PackResult; promptTokens: number }
   | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
