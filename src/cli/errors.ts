@@ -3,7 +3,7 @@
  * with `--json` one JSON object with a stable `error.code`, so that scripts can branch on it.
  */
 import { AbortError } from '../engine/errors';
-import { terminalJson } from './terminal-text';
+import { escapeControls, terminalJson } from './terminal-text';
 import { UsageError } from './usage';
 
 /** Stable `error.code` of each user-facing error class (the `--json` error object). */
@@ -24,7 +24,8 @@ export const ERROR_CODES: Record<string, string> = {
 
 /**
  * What the CLI prints for a failure: `reposnap: error: <message>` (a stack only for an
- * unexpected error), or with `--json` one object `{"error":{"code","message"}}` on one line, `code`
+ * unexpected error; control characters escaped, `\uXXXX`), then for a UsageError that is about
+ * the command's usage (`showUsage`) a line pointing at `--help`; or with `--json` one object `{"error":{"code","message"}}` on one line, `code`
  * one of {@link ERROR_CODES}' values or `internal`.
  */
 export function formatError(e: unknown, json: boolean): string {
@@ -33,8 +34,10 @@ export function formatError(e: unknown, json: boolean): string {
   // a platform abort (a DOMException's "This operation was aborted") says what RepoSnap's own does
   const message = code === 'cancelled' && !(err instanceof AbortError) ? new AbortError().message : err.message;
   if (json) return `${terminalJson({ error: { code, message } })}\n`;
-  const lines = [`reposnap: error: ${code === 'internal' ? err.stack ?? message : message}`];
-  if (err instanceof UsageError) lines.push(`run 'reposnap --help' for usage`);
+  // a message that quotes something the user typed, or a path, cannot drive the terminal (paths
+  // are quoted by quotePath where the message is made; this catches the rest)
+  const lines = [`reposnap: error: ${code === 'internal' ? err.stack ?? message : escapeControls(message)}`];
+  if (err instanceof UsageError && err.showUsage) lines.push(`run 'reposnap --help' for usage`);
   return `${lines.join('\n')}\n`;
 }
 
