@@ -236,9 +236,10 @@ export function checkThreadFlags(thread: string | undefined, threads: string | u
   if (thread !== undefined && /^\s*[+-]?\d+(\.\d*)?\s*$/.test(thread)) {
     throw new UsageError(
       `--thread ${thread}: a thread id of digits only looks like a thread count; for the number of CPU threads use --threads ${thread.trim()}, for a conversation give an id with a letter (e.g. --thread t${thread.trim()})`,
+      { option: 'thread' },
     );
   }
   if (threads !== undefined && !Number.isFinite(Number(threads.trim() === '' ? NaN : threads))) {
-    throw new UsageError(`--threads must be a number of CPU threads (got '${threads}'); to name a conversation use --thread ${threads}`);
+    throw new UsageError(`--threads must be a number of CPU threads (got '${threads}'); to name a conversation use --thread ${threads}`, { option: 'threads' });
   }
 }
