@@ -22,11 +22,45 @@ Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
     return Napi::String::New(info.Env(), llama_print_system_info());
 }
 
+// backends(): this build's ggml backends (registries) in registration order, each with its devices:
+// [{ name, devices: [{ name, description, type: "cpu"|"gpu"|"igpu"|"accel" }] }]. A GPU backend
+// built in but finding no device is listed with no devices; a CPU-only build lists CPU (and RPC).
+Napi::Value Backends(const Napi::CallbackInfo & info) {
+    backend_init();
+    Napi::Env env = info.Env();
+    Napi::Array out = Napi::Array::New(env);
+    for (size_t r = 0; r < ggml_backend_reg_count(); ++r) {
+        ggml_backend_reg_t reg = ggml_backend_reg_get(r);
+        Napi::Array devs = Napi::Array::New(env);
+        for (size_t i = 0; i < ggml_backend_reg_dev_count(reg); ++i) {
+            ggml_backend_dev_t d = ggml_backend_reg_dev_get(reg, i);
+            const char * type = "accel";
+            switch (ggml_backend_dev_type(d)) {
+                case GGML_BACKEND_DEVICE_TYPE_CPU:  type = "cpu";  break;
+                case GGML_BACKEND_DEVICE_TYPE_GPU:  type = "gpu";  break;
+                case GGML_BACKEND_DEVICE_TYPE_IGPU: type = "igpu"; break;
+                default: break;
+            }
+            Napi::Object dev = Napi::Object::New(env);
+            dev.Set("name", ggml_backend_dev_name(d));
+            dev.Set("description", ggml_backend_dev_description(d));
+            dev.Set("type", type);
+            devs.Set(static_cast<uint32_t>(i), dev);
+        }
+        Napi::Object b = Napi::Object::New(env);
+        b.Set("name", ggml_backend_reg_name(reg));
+        b.Set("devices", devs);
+        out.Set(static_cast<uint32_t>(r), b);
+    }
+    return out;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
     Model::Init(env, exports);
     Session::Init(env, exports);
     exports.Set("loadModel",  Napi::Function::New(env, LoadModel));
     exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+    exports.Set("backends",   Napi::Function::New(env, Backends));
     exports.Set("createSyntheticModel", Napi::Function::New(env, CreateSyntheticModel));
     exports.Set("snapStatus", snap_status(env));
     exports.Set("startRpcServer", Napi::Function::New(env, StartRpcServer));

@@ -12,10 +12,14 @@ import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
-import { ControlFilter, controlPolicy, escapeControls, terminalJson } from './terminal-text';
+import { ControlFilter, controlPolicy, escapeControls, quotePathIn, terminalJson } from './terminal-text';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
+import { malformedModelUri } from '../models/hub';
+import { count } from './count';
+import { gpuLayersWarning } from './gpu-layers';
 import { abortOnSigint } from './interrupt';
-import { checkThreadFlags, intOption, numberOption, PACKING_HELP, packingOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
+import { noticeText, PACK_FLAGS, packFlags, packFlagsHelp } from './pack-flags';
+import { ArgumentChecks, checkThreadFlags, intOption, modelFileOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 import { DEFAULT_MAX_TOKENS } from '../pipeline/context-size';
 
 const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
@@ -56,11 +60,7 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --kv-type f16|f32|q8_0|…        KV cache type (default f16)
   --gpu-layers <n>        layers offloaded to a GPU build, or with --rpc to the RPC servers (default 0; with --rpc all)
   --rpc <host:port,…>     spread the model's layers over llama.cpp RPC servers ('reposnap rpc-server'; README, "RPC servers")
-  --max-file-bytes <n>    skip files larger than this (default 262144)
-  --include <glob>        pack only matching files (gitignore syntax; repeatable)
-  --exclude <glob>        leave matching files out (gitignore syntax; repeatable; '!dist/' re-includes a default exclude)
-  --no-default-excludes   pack lockfiles, build output, node_modules, … too
-${PACKING_HELP}  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
+${packFlagsHelp()}  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
                           retrieved chunks of files not in full (default 0.15, as reposnap.retrievalShare; 0: none)
   --thread <id>           the conversation this question belongs to (follow-ups reuse its turns; needs the cache)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
@@ -107,11 +107,7 @@ export async function runAsk(args: string[]): Promise<number> {
       'kv-type': { type: 'string' },
       'gpu-layers': { type: 'string' },
       rpc: { type: 'string' },
-      'max-file-bytes': { type: 'string' },
-      include: { type: 'string', multiple: true },
-      exclude: { type: 'string', multiple: true },
-      'no-default-excludes': { type: 'boolean' },
-      packing: { type: 'string' },
+      ...PACK_FLAGS,
       'retrieval-share': { type: 'string' },
       thread: { type: 'string' },
       'follow-up': { type: 'string' },
@@ -129,33 +125,52 @@ export async function runAsk(args: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const question = parsed.positionals.join(' ').trim();
-  if (!question) throw new UsageError('ask needs a question');
-
-  const repo = repoOption(o.repo);
-
+  // every flag is checked before the model is resolved or loaded; of several problems, the
+  // first in argument order is reported (a missing question or --model after any flag's)
+  const checks = new ArgumentChecks(args);
+  const repo = checks.check('repo', () => repoOption(o.repo));
   const modelSpec = o.model ?? process.env.REPOSNAP_MODEL;
-  if (!modelSpec) throw new UsageError('--model <file.gguf> is required (or set REPOSNAP_MODEL)');
-  if (!isModelUri(modelSpec) && !fs.existsSync(modelSpec)) throw new UsageError(`the model file '${modelSpec}' does not exist`);
+  if (modelSpec !== undefined && !isModelUri(modelSpec)) checks.check('model', () => modelFileOption(modelSpec));
+  if (modelSpec !== undefined && isModelUri(modelSpec)) checks.check('model', () => modelUriOption(modelSpec));
   const sha256 = o['model-sha256'];
-  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) throw new UsageError('--model-sha256 must be 64 hex digits');
+  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) checks.check('model-sha256', () => fail('--model-sha256 must be 64 hex digits'));
 
-  const snap = snapOptions(o);
+  const snap = checks.check('budget', () => snapOptions(o));
   const fa = o['flash-attention'] ?? 'auto';
-  if (fa !== 'on' && fa !== 'off' && fa !== 'auto') throw new UsageError(`--flash-attention must be on, off or auto`);
+  if (fa !== 'on' && fa !== 'off' && fa !== 'auto') checks.check('flash-attention', () => fail(`--flash-attention must be on, off or auto`));
   const kvType = o['kv-type'] ?? 'f16';
-  if (!(KV_CACHE_TYPES as readonly string[]).includes(kvType)) throw new UsageError(`--kv-type must be one of ${KV_CACHE_TYPES.join(', ')}`);
+  if (!(KV_CACHE_TYPES as readonly string[]).includes(kvType)) checks.check('kv-type', () => fail(`--kv-type must be one of ${KV_CACHE_TYPES.join(', ')}`));
 
-  const packing = packingOption(o.packing);
-  const retrievalShare = retrievalShareOption(o['retrieval-share'], packing);
-  if (retrievalShare > 0 && packing !== 'ranked') throw new UsageError('--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)');
+  const flags = packFlags(o, checks);
+  const retrievalShare = checks.check('retrieval-share', () => retrievalShareOption(o['retrieval-share'], flags.packing)) ?? 0;
+  if (retrievalShare > 0 && flags.packing !== 'ranked') {
+    checks.check('retrieval-share', () => fail('--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)'));
+  }
 
   const followUp = o['follow-up'] ?? 'resnap';
-  if (followUp !== 'resnap' && followUp !== 'continue') throw new UsageError(`--follow-up must be resnap or continue`);
-  checkThreadFlags(o.thread, o.threads);
-  if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) throw new UsageError('--thread must be 1-64 letters, digits, - or _');
+  if (followUp !== 'resnap' && followUp !== 'continue') checks.check('follow-up', () => fail(`--follow-up must be resnap or continue`));
+  checks.check('thread', () => checkThreadFlags(o.thread, o.threads));
+  if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) checks.check('thread', () => fail('--thread must be 1-64 letters, digits, - or _'));
   // a thread's turns live in the cache: without it a follow-up would silently start a new thread
-  if (o.thread !== undefined && o['no-cache']) throw new UsageError('--thread needs the cache, where its turns are kept: drop --no-cache (or --thread for a one-off question)');
+  if (o.thread !== undefined && o['no-cache']) checks.check('thread', () => fail('--thread needs the cache, where its turns are kept: drop --no-cache (or --thread for a one-off question)'));
+
+  const contextSize = o['context-size'] === undefined ? undefined : checks.check('context-size', () => intOption('context-size', o['context-size'], 0, 64));
+  const maxTokens = checks.check('max-tokens', () => intOption('max-tokens', o['max-tokens'], DEFAULT_MAX_TOKENS, 1)) ?? DEFAULT_MAX_TOKENS;
+  const answerRoom = o['answer-room'] === undefined ? undefined : checks.check('answer-room', () => intOption('answer-room', o['answer-room'], 0, 0));
+  const temperature = checks.check('temperature', () => numberOption('temperature', o.temperature, 0, 0, 10));
+  const topP = checks.check('top-p', () => numberOption('top-p', o['top-p'], 1, 0, 1));
+  const seed = o.seed === undefined ? undefined : checks.check('seed', () => intOption('seed', o.seed, 0, 0, 2 ** 32 - 1));
+  const threads = o.threads === undefined ? undefined : checks.check('threads', () => intOption('threads', o.threads, 0, 1, 512));
+  const threadsBatch = o['threads-batch'] === undefined ? undefined : checks.check('threads-batch', () => intOption('threads-batch', o['threads-batch'], 0, 1, 512));
+  const rpcServers = checks.check('rpc', () => rpcOption(o.rpc)) ?? [];
+  const gpuLayers = o['gpu-layers'] === undefined && rpcServers.length > 0 ? undefined : checks.check('gpu-layers', () => intOption('gpu-layers', o['gpu-layers'], 0, 0));
+
+  const question = parsed.positionals.join(' ').trim();
+  if (!question) checks.check(undefined, () => fail('ask needs a question'));
+  if (!modelSpec) checks.check(undefined, () => fail('--model <file.gguf> is required (or set REPOSNAP_MODEL)'));
+  checks.throwFirst();
+  const gpuWarning = gpuLayersWarning(gpuLayers, rpcServers.length > 0);
+  if (gpuWarning !== undefined) process.stderr.write(`reposnap: ${gpuWarning}\n`);
 
   const quiet = o.quiet || !process.stderr.isTTY;
   const progress = (line: string) => {
@@ -168,19 +183,8 @@ export async function runAsk(args: string[]): Promise<number> {
     throw err;
   });
 
-  // every flag is checked before the model is resolved or loaded
-  const contextSize = o['context-size'] === undefined ? undefined : intOption('context-size', o['context-size'], 0, 64);
-  const maxTokens = intOption('max-tokens', o['max-tokens'], DEFAULT_MAX_TOKENS, 1);
-  const answerRoom = o['answer-room'] === undefined ? undefined : intOption('answer-room', o['answer-room'], 0, 0);
-  const temperature = numberOption('temperature', o.temperature, 0, 0, 10);
-  const topP = numberOption('top-p', o['top-p'], 1, 0, 1);
-  const seed = o.seed === undefined ? undefined : intOption('seed', o.seed, 0, 0, 2 ** 32 - 1);
-  const maxFileBytes = o['max-file-bytes'] === undefined ? undefined : intOption('max-file-bytes', o['max-file-bytes'], 0, 1);
-  const threads = o.threads === undefined ? undefined : intOption('threads', o.threads, 0, 1, 512);
-  const threadsBatch = o['threads-batch'] === undefined ? undefined : intOption('threads-batch', o['threads-batch'], 0, 1, 512);
-  const rpcServers = rpcOption(o.rpc);
-  const gpuLayers = o['gpu-layers'] === undefined && rpcServers.length > 0 ? undefined : intOption('gpu-layers', o['gpu-layers'], 0, 0);
-  const cacheRoot = o['cache-dir'] ?? defaultCacheRoot();
+  // absolute, so that a message naming a folder in it names it whatever the working directory
+  const cacheRoot = path.resolve(o['cache-dir'] ?? defaultCacheRoot());
   // a first question that saves nothing (cancelled, failed) takes the cache root it created along
   const cacheRootExisted = fs.existsSync(cacheRoot);
 
@@ -196,7 +200,7 @@ export async function runAsk(args: string[]): Promise<number> {
   try {
     let modelPath: string;
     try {
-      modelPath = await resolveModel(modelSpec, {
+      modelPath = await resolveModel(modelSpec!, {
         directory: path.join(cacheRoot, 'models'),
         sha256,
         signal: controller.signal,
@@ -204,18 +208,21 @@ export async function runAsk(args: string[]): Promise<number> {
         onWarning: (m) => process.stderr.write(`reposnap: ${m}\n`),
       });
     } catch (e) {
-      if (e instanceof ModelResolveError) throw new UsageError(e.message);
+      // README: a --model that cannot be resolved is a usage error (code usage, exit 2); a failed
+      // download is not the user's typing, so no "--help for usage" follows it
+      if (e instanceof ModelResolveError) throw new UsageError(escapeControls(e.message), { option: 'model', showUsage: e.kind !== 'download' });
       throw e;
     }
     model = await loadModel(modelPath, { gpuLayers, rpcServers });
     // opened once the model has loaded: a model that fails to load leaves no cache folder
-    store = o['no-cache'] ? undefined : CacheStore.open(workspaceCacheDir(cacheRoot, repo), { onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) });
+    const storeDir = workspaceCacheDir(cacheRoot, repo!);
+    store = o['no-cache'] ? undefined : CacheStore.open(storeDir, { onWarning: (m) => process.stderr.write(`reposnap: cache: ${quotePathIn(m, storeDir)}\n`) });
     stats = await askRepository(
       {
-        repo,
+        repo: repo!,
         question,
         model,
-        snap,
+        snap: snap!,
         contextSize,
         forceContextSize: o['force-context-size'] ?? false,
         maxTokens,
@@ -223,11 +230,11 @@ export async function runAsk(args: string[]): Promise<number> {
         temperature,
         topP,
         seed,
-        maxFileBytes,
+        maxFileBytes: flags.maxFileBytes,
         // the cache root (entries, fingerprints, models) is never packed, even when it lies inside the repository
-        pack: { include: o.include, exclude: o.exclude, defaultExcludes: !o['no-default-excludes'], packing, cacheDirs: [cacheRoot] },
+        pack: { include: flags.include, exclude: flags.exclude, defaultExcludes: flags.defaultExcludes, skipGenerated: flags.skipGenerated, order: flags.order, packing: flags.packing, maxWalkEntries: flags.maxWalkEntries, cacheDirs: [cacheRoot] },
         retrievalShare,
-        session: { threads, threadsBatch, flashAttention: fa, kvCacheType: kvType as KvCacheType },
+        session: { threads, threadsBatch, flashAttention: fa as 'on' | 'off' | 'auto', kvCacheType: kvType as KvCacheType },
         store,
         threadId: o.thread,
         followUp: followUp as FollowUpMode,
@@ -240,8 +247,8 @@ export async function runAsk(args: string[]): Promise<number> {
             break;
           case 'packed':
             progress('');
-            if (!quiet) process.stderr.write(`packed ${e.pack.files.length} files (${e.pack.skipped.length} skipped), ${e.promptTokens} prompt tokens\n`);
-            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${escapeControls(n.message)}\n`);
+            if (!quiet) process.stderr.write(`packed ${count(e.pack.files.length, 'file')} (${e.pack.skipped.length} skipped), ${count(e.promptTokens, 'prompt token')}\n`);
+            for (const n of e.pack.notices) process.stderr.write(`reposnap: ${noticeText(n)}\n`);
             if (e.pack.sections.length === 0) {
               // an --include that matches nothing, a repository of binaries: say so rather than let the answer look informed
               process.stderr.write(
@@ -281,6 +288,21 @@ export async function runAsk(args: string[]): Promise<number> {
   if (o['show-context'] && stats.context) process.stderr.write(`${formatContextTable(stats.context)}\n`);
   process.stderr.write(o.json ? `${terminalJson(stats)}\n` : `${formatStats(stats)}\n`);
   return 0;
+}
+
+/** @throws UsageError with `message`: one failed check, for {@link ArgumentChecks.check}. */
+function fail(message: string): never {
+  throw new UsageError(message);
+}
+
+/**
+ * Checks a model URI's form before anything is downloaded.
+ * @throws UsageError (option `model`) saying how it is malformed and the forms expected.
+ */
+function modelUriOption(spec: string): string {
+  const problem = malformedModelUri(spec);
+  if (problem !== undefined) throw new UsageError(escapeControls(problem), { option: 'model' });
+  return spec;
 }
 
 /** Removes `dir` when it is an empty folder (`rmdir`); anything else (files in it, gone, not ours) leaves it as it is. */
@@ -354,26 +376,26 @@ export function snapOptions(o: {
   'no-snap'?: boolean;
 }): SnapOptions {
   const pooling = o.pooling ?? SNAP_DEFAULTS.pooling;
-  if (!(SNAP_POOLINGS as readonly string[]).includes(pooling)) throw new UsageError(`--pooling must be ${SNAP_POOLINGS.join(' or ')} (got '${pooling}')`);
+  if (!(SNAP_POOLINGS as readonly string[]).includes(pooling)) throw new UsageError(`--pooling must be ${SNAP_POOLINGS.join(' or ')} (got '${pooling}')`, { option: 'pooling' });
   const allocation = o.allocation ?? SNAP_DEFAULTS.allocation;
   if (!(BUDGET_ALLOCATIONS as readonly string[]).includes(allocation)) {
-    throw new UsageError(`--allocation must be ${BUDGET_ALLOCATIONS.slice(0, -1).join(', ')} or ${BUDGET_ALLOCATIONS.at(-1)} (got '${allocation}')`);
+    throw new UsageError(`--allocation must be ${BUDGET_ALLOCATIONS.slice(0, -1).join(', ')} or ${BUDGET_ALLOCATIONS.at(-1)} (got '${allocation}')`, { option: 'allocation' });
   }
   const window = intOption('window', o.window, SNAP_DEFAULTS.window, SNAP_LIMITS.window.min, SNAP_LIMITS.window.max);
   const budget = intOption('budget', o.budget, SNAP_DEFAULTS.budget, SNAP_LIMITS.budget.min, SNAP_LIMITS.budget.max);
   const belowWindow = budgetBelowWindow(budget, window, { budget: '--budget', window: '--window' });
-  if (belowWindow) throw new UsageError(belowWindow);
+  if (belowWindow) throw new UsageError(belowWindow, { option: 'budget' });
   const kernel = intOption('kernel', o.kernel, SNAP_DEFAULTS.kernel, SNAP_LIMITS.kernel.min, SNAP_LIMITS.kernel.max);
-  if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`);
+  if (kernel % 2 === 0) throw new UsageError(`--kernel must be odd (got ${kernel})`, { option: 'kernel' });
   const scorer = o.scorer ?? SNAP_DEFAULTS.scorer;
-  if (!(SNAP_SCORERS as readonly string[]).includes(scorer)) throw new UsageError(`--scorer must be ${SNAP_SCORERS.slice(0, -1).join(', ')} or ${SNAP_SCORERS.at(-1)} (got '${scorer}')`);
-  if (scorer === 'key-norm-topup' && allocation !== 'uniform') throw new UsageError(`--scorer key-norm-topup needs --allocation uniform (got '${allocation}')`);
+  if (!(SNAP_SCORERS as readonly string[]).includes(scorer)) throw new UsageError(`--scorer must be ${SNAP_SCORERS.slice(0, -1).join(', ')} or ${SNAP_SCORERS.at(-1)} (got '${scorer}')`, { option: 'scorer' });
+  if (scorer === 'key-norm-topup' && allocation !== 'uniform') throw new UsageError(`--scorer key-norm-topup needs --allocation uniform (got '${allocation}')`, { option: 'scorer' });
   const prior = o.prior ?? SNAP_DEFAULTS.prior;
-  if (prior === 'code' && scorer !== 'snapkv') throw new UsageError(`--prior code needs --scorer snapkv (got '${scorer}')`);
-  if (!(SNAP_PRIORS as readonly string[]).includes(prior)) throw new UsageError(`--prior must be ${SNAP_PRIORS.join(' or ')} (got '${prior}')`);
+  if (prior === 'code' && scorer !== 'snapkv') throw new UsageError(`--prior code needs --scorer snapkv (got '${scorer}')`, { option: 'prior' });
+  if (!(SNAP_PRIORS as readonly string[]).includes(prior)) throw new UsageError(`--prior must be ${SNAP_PRIORS.join(' or ')} (got '${prior}')`, { option: 'prior' });
   const priorBonus = o['prior-bonus'] === undefined ? SNAP_DEFAULTS.priorBonus : o['prior-bonus'].trim() === '' ? NaN : Number(o['prior-bonus']);
   if (!(Number.isFinite(priorBonus) && priorBonus >= SNAP_LIMITS.priorBonus.min && priorBonus <= SNAP_LIMITS.priorBonus.max)) {
-    throw new UsageError(`--prior-bonus must be a number from ${SNAP_LIMITS.priorBonus.min} to ${SNAP_LIMITS.priorBonus.max} (got '${o['prior-bonus']}')`);
+    throw new UsageError(`--prior-bonus must be a number from ${SNAP_LIMITS.priorBonus.min} to ${SNAP_LIMITS.priorBonus.max} (got '${o['prior-bonus']}')`, { option: 'prior-bonus' });
   }
   return {
     enabled: !o['no-snap'],

@@ -5,8 +5,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheError, CacheStore, type StoreStats } from '../cache/store';
-import { escapeControls, quotePath, terminalJson } from './terminal-text';
+import { count } from './count';
+import { escapeControls, quotePath, quotePathIn, terminalJson } from './terminal-text';
 import { parseCommand, repoOption, UsageError } from './usage';
+
+/** `reposnap cache`'s usage, printed for `reposnap cache` alone and `reposnap cache --help`. */
+const CACHE_HELP = `usage: reposnap cache clear [--repo <dir>] [--cache-dir <dir>]
+
+  clear                   empty the repository's cache (its folder under the cache root goes too)
+  --repo <dir>            the repository (default: the current directory; a repository since removed
+                          still has its cache cleared)
+  --cache-dir <dir>       cache root (default: $REPOSNAP_CACHE_DIR or ~/.cache/reposnap)
+
+'reposnap stats' shows what the cache holds.
+`;
 
 /**
  * The store of `--repo` (default: the current folder) under `--cache-dir` (default: the cache
@@ -16,7 +28,7 @@ import { parseCommand, repoOption, UsageError } from './usage';
  */
 function openStore(args: string[], extra: Record<string, { type: 'boolean' | 'string' }> = {}, allowMissingRepo = false) {
   const parsed = parseCommand({ args, options: { repo: { type: 'string' }, 'cache-dir': { type: 'string' }, ...extra } });
-  const root = (parsed.values['cache-dir'] as string | undefined) ?? defaultCacheRoot();
+  const root = path.resolve((parsed.values['cache-dir'] as string | undefined) ?? defaultCacheRoot());
   let repo: string;
   try {
     repo = repoOption(parsed.values.repo as string | undefined);
@@ -25,7 +37,7 @@ function openStore(args: string[], extra: Record<string, { type: 'boolean' | 'st
     if (!allowMissingRepo || !fs.existsSync(workspaceCacheDir(root, repo))) throw e;
   }
   const dir = workspaceCacheDir(root, repo);
-  return { store: CacheStore.open(dir, { create: false, onWarning: (m) => process.stderr.write(`reposnap: cache: ${m}\n`) }), values: parsed.values };
+  return { store: CacheStore.open(dir, { create: false, onWarning: (m) => process.stderr.write(`reposnap: cache: ${quotePathIn(m, dir)}\n`) }), values: parsed.values };
 }
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
@@ -44,14 +56,14 @@ const age = (ms: number) => {
 export function formatStoreStats(st: StoreStats, exists = true): string {
   const c = st.counters;
   if (!exists) return `cache ${quotePath(st.dir)}: none (nothing is cached for this repository)`;
-  const lines = [`cache ${quotePath(st.dir)}${st.enabled ? '' : ' (disabled)'}: ${st.entries.length} entries, ${mib(st.totalBytes)}`];
-  const unmeasured = c.unmeasuredReuses > 0 ? ` (${c.unmeasuredReuses} question${c.unmeasuredReuses === 1 ? '' : 's'} with no cold prefill of the same model and settings to measure against not counted)` : '';
+  const lines = [`cache ${quotePath(st.dir)}${st.enabled ? '' : ' (disabled)'}: ${count(st.entries.length, 'entry', 'entries')}, ${mib(st.totalBytes)}`];
+  const unmeasured = c.unmeasuredReuses > 0 ? ` (${count(c.unmeasuredReuses, 'question')} with no cold prefill of the same model and settings to measure against not counted)` : '';
   lines.push(
-    `questions: ${c.fullHits} full hits, ${c.partialHits} partial hits, ${c.misses} misses, ${c.continues} continued; ${c.tokensReused} tokens reused, ~${(c.prefillSavedMs / 1000).toFixed(1)} s of prefill saved${unmeasured}`,
+    `questions: ${count(c.fullHits, 'full hit')}, ${count(c.partialHits, 'partial hit')}, ${count(c.misses, 'miss', 'misses')}, ${c.continues} continued; ${count(c.tokensReused, 'token')} reused, ~${(c.prefillSavedMs / 1000).toFixed(1)} s of prefill saved${unmeasured}`,
   );
   for (const e of st.entries.sort((a, b) => b.lastUsed - a.lastUsed)) {
-    if (e.kind === 'prefix') lines.push(`  prefix ${e.id}  ${e.tokens} tokens  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago  hits ${e.hits}`);
-    else lines.push(`  thread ${e.id}  ${e.turns.length} turns  L=${e.L} B=${e.B} ratio=${(e.B / e.L).toFixed(2)}  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago`);
+    if (e.kind === 'prefix') lines.push(`  prefix ${e.id}  ${count(e.tokens, 'token')}  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago  hits ${e.hits}`);
+    else lines.push(`  thread ${e.id}  ${count(e.turns.length, 'turn')}  L=${e.L} B=${e.B} ratio=${(e.B / e.L).toFixed(2)}  ${mib(e.bytes)}  used ${age(e.lastUsed)} ago`);
   }
   if (c.recent.length > 0) {
     lines.push('last questions:');
@@ -73,17 +85,31 @@ export async function runStats(args: string[]): Promise<number> {
 /**
  * `reposnap cache clear [--repo dir] [--cache-dir dir]`: exit 0, or 1 with one line on stderr
  * when the cache cannot be cleared (a file in the folder's place, files that cannot be removed).
+ * `reposnap cache` alone prints the usage (exit 2), with `--help` too (exit 0); a cache that does
+ * not exist is said to be absent, nothing is cleared.
  */
 export async function runCache(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'clear') throw new UsageError(`unknown cache command '${sub ?? ''}' (try: reposnap cache clear)`);
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(CACHE_HELP);
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== 'clear') throw new UsageError(`unknown cache command ${quotePath(sub)} (try: reposnap cache clear)`);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(CACHE_HELP);
+    return 0;
+  }
   const { store } = openStore(rest, {}, true);
+  if (!fs.existsSync(store.dir)) {
+    process.stdout.write(`no cache at ${quotePath(store.dir)}: nothing to clear\n`);
+    return 0;
+  }
   try {
     const before = store.stats();
     await store.clear();
     // the emptied folder goes too, as a question that saved nothing leaves none
     await store.removeIfEmpty();
-    process.stdout.write(`cleared ${before.entries.length} entries (${mib(before.totalBytes)}) from ${quotePath(store.dir)}\n`);
+    process.stdout.write(`cleared ${count(before.entries.length, 'entry', 'entries')} (${mib(before.totalBytes)}) from ${quotePath(store.dir)}\n`);
     return 0;
   } catch (e) {
     if (!(e instanceof CacheError)) throw e;

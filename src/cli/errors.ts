@@ -3,7 +3,7 @@
  * with `--json` one JSON object with a stable `error.code`, so that scripts can branch on it.
  */
 import { AbortError } from '../engine/errors';
-import { terminalJson } from './terminal-text';
+import { escapeControls, terminalJson } from './terminal-text';
 import { UsageError } from './usage';
 
 /** Stable `error.code` of each user-facing error class (the `--json` error object). */
@@ -32,11 +32,13 @@ export function debugStacks(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * What the CLI prints for a failure: `reposnap: error: <message>`, for an unexpected error
- * (`internal`, a bug) `reposnap: error: internal error: <message>` and a line that says to report
- * it (its stack only with `debug`, see {@link debugStacks}); or with `--json` one object
- * `{"error":{"code","message"}}` on one line (and `stack` for an internal error with `debug`),
- * `code` one of {@link ERROR_CODES}' values or `internal`.
+ * What the CLI prints for a failure: `reposnap: error: <message>` (control characters escaped,
+ * `\uXXXX`), then for a UsageError that is about the command's usage (`showUsage`) a line pointing
+ * at `--help`; for an unexpected error (`internal`, a bug) `reposnap: error: internal error:
+ * <message>` and a line that says to report it (its stack only with `debug`, see
+ * {@link debugStacks}); or with `--json` one object `{"error":{"code","message"}}` on one line
+ * (and `stack` for an internal error with `debug`), `code` one of {@link ERROR_CODES}' values or
+ * `internal`.
  */
 export function formatError(e: unknown, json: boolean, debug = false): string {
   const err = e instanceof Error ? e : new Error(String(e));
@@ -47,10 +49,12 @@ export function formatError(e: unknown, json: boolean, debug = false): string {
   if (json) return `${terminalJson({ error: { code, message, ...(stack !== undefined ? { stack } : {}) } })}\n`;
   if (code === 'internal') {
     const more = stack ?? `this is a bug in RepoSnap: please report it with the command that failed and what it prints with ${DEBUG_ENV}=1 (the stack trace)`;
-    return `reposnap: error: internal error: ${message}\n${more}\n`;
+    return `reposnap: error: internal error: ${escapeControls(message)}\n${more}\n`;
   }
-  const lines = [`reposnap: error: ${message}`];
-  if (err instanceof UsageError) lines.push(`run 'reposnap --help' for usage`);
+  // a message that quotes something the user typed, or a path, cannot drive the terminal (paths
+  // are quoted by quotePath where the message is made; this catches the rest)
+  const lines = [`reposnap: error: ${escapeControls(message)}`];
+  if (err instanceof UsageError && err.showUsage) lines.push(`run 'reposnap --help' for usage`);
   return `${lines.join('\n')}\n`;
 }
 

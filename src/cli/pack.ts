@@ -2,16 +2,16 @@
  * `reposnap pack`: shows what `reposnap ask` would put in the prompt, without a model run:
  * every path with its tokens or the reason it was left out, and the totals.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/manifest';
-import { packRepository, type PackOrder, type PackResult } from '../context/pack';
-import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
+import { packRepository, type PackResult } from '../context/pack';
 import { defaultCacheRoot } from '../cache/location';
 import { loadModel } from '../engine/model';
 import { escapeControls, quotePath, terminalJson } from './terminal-text';
+import { gpuLayersWarning } from './gpu-layers';
 import { abortOnSigint } from './interrupt';
-import { intOption, PACKING_HELP, packingOption, parseCommand, repoOption, UsageError } from './usage';
+import { noticeText, PACK_FLAGS, packFlags, packFlagsHelp } from './pack-flags';
+import { ArgumentChecks, intOption, modelFileOption, parseCommand, repoOption, UsageError } from './usage';
 
 const HELP = `usage: reposnap pack [--repo <dir>] [options]
 
@@ -25,17 +25,9 @@ their tokens, every other path with the reason it was left out, and the totals.
                           count is approximate: ceil(UTF-8 bytes / 4) per section
   --budget <n>            token budget for the file sections (default: no limit); when the
                           repository is larger, the largest files are left out first
-  --include <pattern>     pack only files matching (gitignore syntax, repeatable)
-  --exclude <pattern>     leave out files matching (gitignore syntax, repeatable); '!pattern'
-                          re-includes a default exclude, e.g. --exclude '!dist/'
-  --no-default-excludes   do not apply the default excludes (lockfiles, build output,
-                          node_modules, vendor, *.min.js, ...)
-  --keep-generated        keep minified and generated files
-  --order mtime|path      prompt order: least recently modified first (default), or by path
-${PACKING_HELP}                          (ranked needs --budget: it chooses what fits one; 'reposnap ask' packs for
+${packFlagsHelp(`                          (ranked needs --budget: it chooses what fits one; 'reposnap ask' packs for
                           its context, this lists the same choice for the budget given)
-  --max-file-bytes <n>    skip files larger than this (default ${DEFAULT_MAX_FILE_BYTES})
-  --cache-dir <dir>       the cache folder 'reposnap ask' uses (default: $REPOSNAP_CACHE_DIR or
+`)}  --cache-dir <dir>       the cache folder 'reposnap ask' uses (default: $REPOSNAP_CACHE_DIR or
                           ~/.cache/reposnap): left out, as ask leaves it out, when inside the repository
   --gpu-layers <n>        layers offloaded when loading --model on a GPU build (default 0)
   --quiet                 no progress on stderr
@@ -74,13 +66,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       model: { type: 'string' },
       'cache-dir': { type: 'string' },
       budget: { type: 'string' },
-      include: { type: 'string', multiple: true },
-      exclude: { type: 'string', multiple: true },
-      'no-default-excludes': { type: 'boolean' },
-      'keep-generated': { type: 'boolean' },
-      order: { type: 'string' },
-      packing: { type: 'string' },
-      'max-file-bytes': { type: 'string' },
+      ...PACK_FLAGS,
       'gpu-layers': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -98,17 +84,23 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     io.stdout(HELP);
     return 0;
   }
-  const repo = repoOption(o.repo);
-  const order = o.order ?? 'mtime';
-  if (order !== 'mtime' && order !== 'path') throw new UsageError(`--order must be mtime or path (got '${order}')`);
-  const tokenBudget = o.budget === undefined ? Infinity : intOption('budget', o.budget, 0, 0);
-  const packing = packingOption(o.packing);
-  if (packing === 'ranked' && !Number.isFinite(tokenBudget)) {
-    throw new UsageError('--packing ranked needs --budget <n>: it chooses a file tree, files in full and a repository map that fit a budget (without one every file is in full)');
+  // every problem is found, the first one in argument order is reported
+  const checks = new ArgumentChecks(args);
+  const repo = checks.check('repo', () => repoOption(o.repo));
+  const tokenBudget = o.budget === undefined ? Infinity : checks.check('budget', () => intOption('budget', o.budget, 0, 0)) ?? 0;
+  const flags = packFlags(o, checks);
+  if (flags.packing === 'ranked' && !Number.isFinite(tokenBudget)) {
+    checks.check('packing', () => {
+      throw new UsageError('--packing ranked needs --budget <n>: it chooses a file tree, files in full and a repository map that fit a budget (without one every file is in full)');
+    });
   }
-  const maxFileBytes = intOption('max-file-bytes', o['max-file-bytes'], DEFAULT_MAX_FILE_BYTES, 0);
-  const gpuLayers = intOption('gpu-layers', o['gpu-layers'], 0, 0);
-  if (o.model !== undefined && !fs.existsSync(o.model)) throw new UsageError(`the model file '${o.model}' does not exist`);
+  const gpuLayers = checks.check('gpu-layers', () => intOption('gpu-layers', o['gpu-layers'], 0, 0)) ?? 0;
+  if (o.model !== undefined) checks.check('model', () => modelFileOption(o.model!));
+  checks.throwFirst();
+  if (o.model !== undefined) {
+    const warning = gpuLayersWarning(gpuLayers, false);
+    if (warning !== undefined) io.stderr(`reposnap: ${warning}\n`);
+  }
 
   const progress = (line: string): void => {
     if (!o.quiet && io.isTTY) io.stderr(`\r\x1b[2K${line}`);
@@ -127,17 +119,11 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
       countTokens = (text) => model.tokenize(text).length;
       tokenizer = `${path.basename(o.model)} (exact)`;
     }
-    result = await packRepository(repo, {
+    result = await packRepository(repo!, {
+      ...flags,
       tokenBudget,
       countTokens,
-      maxFileBytes,
-      order: order as PackOrder,
-      packing,
-      defaultExcludes: !o['no-default-excludes'],
-      skipGenerated: !o['keep-generated'],
       cacheDirs: [o['cache-dir'] ?? defaultCacheRoot()],
-      ...(o.include !== undefined ? { include: o.include } : {}),
-      ...(o.exclude !== undefined ? { exclude: o.exclude } : {}),
       signal: controller.signal,
       onProgress: (p) =>
         progress(`packing: ${p.phase} ${p.done}${p.total !== undefined ? `/${p.total}` : ''}${p.section ? ` (${escapeControls(p.section.path)}: ${p.section.chars} of ${p.section.of} characters)` : ''}`),
@@ -207,6 +193,6 @@ function formatTotals(result: PackResult, totals: ReturnType<typeof manifestTota
     `budget      ${budget}`,
     `included    ${totals.files} files, ${totals.bytes} bytes, ${totals.tokens} tokens`,
     `left out    ${byReason === '' ? 'nothing' : byReason}`,
-    ...result.notices.map((n) => `notice      ${escapeControls(n.message)}`),
+    ...result.notices.map((n) => `notice      ${noticeText(n)}`),
   ].join('\n') + '\n';
 }

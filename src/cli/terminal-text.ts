@@ -42,6 +42,16 @@ export function quotePath(p: string): string {
 }
 
 /**
+ * A message that names `p` (a path the user gave, or one derived from it): every occurrence of
+ * `p` written as {@link quotePath} writes it, the rest through {@link escapeControls}. For
+ * messages built elsewhere (the cache store's warnings) that hold the path raw. Pure.
+ */
+export function quotePathIn(message: string, p: string): string {
+  if (p === '') return escapeControls(message);
+  return message.split(p).map(escapeControls).join(quotePath(p));
+}
+
+/**
  * How the CLI writes text that a model produced or a repository holds (the streamed answer):
  * - `tty` (stdout is a terminal): escape sequences (ECMA-48's CSI, OSC, DCS, SOS, PM, APC and
  *   two-byte escapes, introduced by ESC or by their 8-bit C1 forms) are removed whole, and every

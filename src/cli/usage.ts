@@ -3,12 +3,75 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_SETTINGS } from '../config/settings';
 import { parseRpcServers } from '../engine/rpc';
+import { quotePath } from './terminal-text';
+
+/** Options of a {@link UsageError}. */
+export interface UsageErrorOptions {
+  /** The flag the error is about, without its dashes (`budget`): {@link ArgumentChecks} reports the first one in argument order. */
+  option?: string;
+  /** Whether `run 'reposnap --help' for usage` follows the message (default true; false for a failed download, not a usage problem). */
+  showUsage?: boolean;
+}
 
 /** A command-line usage error: printed as one line, exit code 2. */
 export class UsageError extends Error {
-  constructor(message: string) {
+  /** See {@link UsageErrorOptions.option}. */
+  readonly option: string | undefined;
+  /** See {@link UsageErrorOptions.showUsage}. */
+  readonly showUsage: boolean;
+
+  constructor(message: string, options: UsageErrorOptions = {}) {
     super(message);
     this.name = 'UsageError';
+    this.option = options.option;
+    this.showUsage = options.showUsage ?? true;
+  }
+}
+
+/**
+ * Collects the usage errors of a command's checks, so that the one reported is the first problem
+ * in argument order (`ask --budget abc` without `--model`: the budget), not the first check in
+ * code order. A problem with no flag of its own (a missing question or `--model`) comes last.
+ */
+export class ArgumentChecks {
+  private readonly found: { at: number; error: UsageError }[] = [];
+
+  /** @param args the command's arguments, as given to {@link parseCommand}. */
+  constructor(private readonly args: readonly string[]) {}
+
+  /**
+   * Runs one check.
+   * @param option the flag it concerns (without dashes), used when its UsageError names none;
+   *   undefined: a problem without a flag (reported after every flag's).
+   * @returns the check's value, or undefined when it threw a UsageError (kept for {@link throwFirst}).
+   * @throws whatever else the check throws.
+   */
+  check<T>(option: string | undefined, run: () => T): T | undefined {
+    try {
+      return run();
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      this.found.push({ at: this.position(e.option ?? option), error: e });
+      return undefined;
+    }
+  }
+
+  /** Whether a check has failed. */
+  get failed(): boolean {
+    return this.found.length > 0;
+  }
+
+  /** @throws the UsageError of the flag given first (ties: the check run first), if any check failed. */
+  throwFirst(): void {
+    if (this.found.length === 0) return;
+    throw this.found.reduce((a, b) => (b.at < a.at ? b : a)).error;
+  }
+
+  /** Index of `--option` (or `--option=…`) in the arguments; Infinity when absent. */
+  private position(option: string | undefined): number {
+    if (option === undefined) return Infinity;
+    const at = this.args.findIndex((a) => a === `--${option}` || a.startsWith(`--${option}=`));
+    return at < 0 ? Infinity : at;
   }
 }
 
@@ -22,34 +85,58 @@ export class UsageError extends Error {
  */
 export function parseCommand<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs(config);
+    return parseArgs({ ...config, args: config.args && negativeValuesJoined(config.args, config.options ?? {}) } as T);
   } catch (e) {
     throw new UsageError((e as Error).message.trim().replace(/\s*\n\s*/g, ' '));
   }
 }
 
 /**
+ * `args` with a string option followed by a value that reads as a negative number (`--budget -5`)
+ * joined into one argument (`--budget=-5`): util.parseArgs refuses the first form as ambiguous,
+ * and the option's own check then says its valid range. Other arguments are unchanged.
+ */
+function negativeValuesJoined(args: readonly string[], options: ParseArgsConfig['options'] & object): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const next = args[i + 1];
+    const name = a.startsWith('--') ? a.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d|Infinity)/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+/** A range in words: `of at least 1` when there is no upper bound, else `from 0 to 4294967295`. */
+function rangeText(min: number, max: number): string {
+  return max >= Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+}
+
+/**
  * Parses an integer option.
- * @throws UsageError when the value is not an integer within [min, max].
+ * @throws UsageError (its `option` `name`) when the value is not an integer within [min, max].
  */
 export function intOption(name: string, value: string | undefined, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return def;
-  const n = Number(value);
+  const n = value.trim() === '' ? NaN : Number(value);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new UsageError(`--${name} must be an integer in [${min}, ${max}] (got '${value}')`);
+    throw new UsageError(`--${name} must be an integer ${rangeText(min, max)} (got '${value}')`, { option: name });
   }
   return n;
 }
 
 /**
  * Parses a number option.
- * @throws UsageError when the value is not a finite number within [min, max].
+ * @throws UsageError (its `option` `name`) when the value is not a finite number within [min, max].
  */
 export function numberOption(name: string, value: string | undefined, def: number, min: number, max: number): number {
   if (value === undefined) return def;
-  const n = Number(value);
+  const n = value.trim() === '' ? NaN : Number(value);
   if (!Number.isFinite(n) || n < min || n > max) {
-    throw new UsageError(`--${name} must be a number in [${min}, ${max}] (got '${value}')`);
+    throw new UsageError(`--${name} must be a number ${rangeText(min, max)} (got '${value}')`, { option: name });
   }
   return n;
 }
@@ -66,14 +153,14 @@ export function retrievalShareOption(value: string | undefined, packing: 'smalle
   if (value === undefined) return packing === 'ranked' ? DEFAULT_SETTINGS.retrievalShare : 0;
   const n = value.trim() === '' ? NaN : Number(value);
   if (!Number.isFinite(n) || n < 0 || n >= 1) {
-    throw new UsageError(`--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '${value}'); e.g. --retrieval-share 0.15`);
+    throw new UsageError(`--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '${value}'); e.g. --retrieval-share 0.15`, { option: 'retrieval-share' });
   }
   return n;
 }
 
 /**
  * Resolves `--repo` (default: the current directory) to an absolute path.
- * @throws UsageError when it does not exist or is not a directory.
+ * @throws UsageError when it does not exist or is not a directory (the path written by {@link quotePath}).
  */
 export function repoOption(value: string | undefined): string {
   const repo = path.resolve(value ?? '.');
@@ -81,10 +168,22 @@ export function repoOption(value: string | undefined): string {
   try {
     st = fs.statSync(repo);
   } catch {
-    throw new UsageError(`the repository '${repo}' does not exist`);
+    throw new UsageError(`the repository ${quotePath(repo)} does not exist`, { option: 'repo' });
   }
-  if (!st.isDirectory()) throw new UsageError(`the repository '${repo}' is not a directory`);
+  if (!st.isDirectory()) throw new UsageError(`the repository ${quotePath(repo)} is not a directory`, { option: 'repo' });
   return repo;
+}
+
+/**
+ * Checks a `--model` that names a local file (not a model URI): it must exist and be a file.
+ * @returns `spec` unchanged.
+ * @throws UsageError (option `model`) naming the path as {@link quotePath} writes it.
+ */
+export function modelFileOption(spec: string): string {
+  const st = fs.statSync(spec, { throwIfNoEntry: false });
+  if (st === undefined) throw new UsageError(`the model file ${quotePath(spec)} does not exist`, { option: 'model' });
+  if (!st.isFile()) throw new UsageError(`the model path ${quotePath(spec)} is not a file: give a .gguf file`, { option: 'model' });
+  return spec;
 }
 
 /**
@@ -97,7 +196,7 @@ export function rpcOption(value: string | undefined): string[] {
   try {
     return parseRpcServers(value.split(',').filter((e) => e.trim() !== ''));
   } catch (e) {
-    throw new UsageError(`--rpc: ${(e as Error).message}`);
+    throw new UsageError(`--rpc: ${(e as Error).message}`, { option: 'rpc' });
   }
 }
 
@@ -120,7 +219,7 @@ export const PACKING_HELP = `  --packing smallest-first|ranked
  */
 export function packingOption(value: string | undefined): PackingFlag {
   const packing = value ?? 'smallest-first';
-  if (!(PACKINGS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be ${PACKINGS.join(' or ')} (got '${packing}')`);
+  if (!(PACKINGS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be ${PACKINGS.join(' or ')} (got '${packing}')`, { option: 'packing' });
   return packing as PackingFlag;
 }
 
@@ -137,9 +236,10 @@ export function checkThreadFlags(thread: string | undefined, threads: string | u
   if (thread !== undefined && /^\s*[+-]?\d+(\.\d*)?\s*$/.test(thread)) {
     throw new UsageError(
       `--thread ${thread}: a thread id of digits only looks like a thread count; for the number of CPU threads use --threads ${thread.trim()}, for a conversation give an id with a letter (e.g. --thread t${thread.trim()})`,
+      { option: 'thread' },
     );
   }
   if (threads !== undefined && !Number.isFinite(Number(threads.trim() === '' ? NaN : threads))) {
-    throw new UsageError(`--threads must be a number of CPU threads (got '${threads}'); to name a conversation use --thread ${threads}`);
+    throw new UsageError(`--threads must be a number of CPU threads (got '${threads}'); to name a conversation use --thread ${threads}`, { option: 'threads' });
   }
 }

@@ -238,10 +238,22 @@ export interface NativeAddon {
   rpcLostExitCode: number;
   Session: new (model: NativeModel, opts: NativeSessionOptions) => NativeSession;
   systemInfo(): string;
+  /**
+   * This build's ggml backends in registration order, each with its devices (a GPU backend built
+   * in but finding no device has none). Missing from an engine built before it was added.
+   */
+  backends?(): NativeBackend[];
   /** `enum llama_snapkv_status` by name (frozen). */
   snapStatus: NativeSnapStatus;
   /** Writes a llama GGUF of the given shape with seeded random weights (llama_model_init_from_user). */
   createSyntheticModel(path: string, shape: SyntheticShape): Promise<void>;
+}
+
+/** A ggml backend of the engine build (`ggml_backend_reg_name`) and its devices. */
+export interface NativeBackend {
+  /** `CPU`, `RPC`, `CUDA`, `Vulkan`, `Metal`, … */
+  name: string;
+  devices: { name: string; description: string; type: 'cpu' | 'gpu' | 'igpu' | 'accel' }[];
 }
 
 /** Shape of a synthetic llama model (see src/engine/synthetic.ts). */

@@ -65,6 +65,41 @@ export function parseHubUri(uri: string, endpoint?: string): HubRef | undefined 
   return { user: parts[0]!, repo: parts[1]!, branch: parts[3]!, file: parts.slice(4).join('/') };
 }
 
+/** The forms of an `hf:` URI, for messages. */
+export const HUB_URI_FORMS = 'hf:<user>/<repo>:<quant> (e.g. hf:bartowski/SmolLM2-135M-Instruct-GGUF:Q4_K_M) or hf:<user>/<repo>/<file>.gguf';
+
+/** A hub user or repository name: letters, digits, `-`, `_`, `.` (the hub's own rule). */
+const HUB_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * What is wrong with the form of a model URI, before anything is fetched: an `hf:` URI must be
+ * `hf:<user>/<repo>:<quant>` or `hf:<user>/<repo>/<path>.gguf`, with hub names (no spaces), an
+ * `https://` URL must parse as a URL.
+ * @returns one sentence naming the URI (JSON-quoted) and the forms expected, or undefined when
+ *   the form is fine (the hub may still not know it).
+ */
+export function malformedModelUri(uri: string): string | undefined {
+  const s = uri.trim();
+  const bad = (why: string) => `The model URI ${JSON.stringify(s)} is malformed (${why}): expected ${HUB_URI_FORMS}, an https:// URL of a .gguf file, or a local .gguf file.`;
+  if (/^https?:\/\//i.test(s)) {
+    try {
+      new URL(s);
+      return undefined;
+    } catch {
+      return bad('not a URL');
+    }
+  }
+  const m = /^(?:hf|huggingface):(.*)$/i.exec(s);
+  if (!m) return undefined;
+  if (/\s/.test(m[1]!)) return bad('it holds whitespace');
+  const ref = parseHubUri(s);
+  if (!ref) return bad('it names no <user>/<repo>');
+  if (!HUB_NAME.test(ref.user) || !HUB_NAME.test(ref.repo)) return bad(`'${ref.user}/${ref.repo}' is not a hub repository name`);
+  if (ref.file !== undefined && !/\.gguf$/i.test(ref.file)) return bad(`'${ref.file}' is not a .gguf file`);
+  if (ref.tag !== undefined && !/^[A-Za-z0-9._-]+$/.test(ref.tag)) return bad(`'${ref.tag}' is not a quantization tag`);
+  return undefined;
+}
+
 /** `fetch` as the hub lookups use it (injectable for tests). */
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 

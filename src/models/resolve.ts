@@ -16,7 +16,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ChecksumError, recordedFile, recordVerified, verifiedSha256, verifySha256 } from './checksum';
 import { makeFolder } from '../engine/state-file';
-import { hubEndpoint, hubSha256, parseHubUri, type Fetch } from './hub';
+import { HUB_URI_FORMS, hubEndpoint, hubSha256, malformedModelUri, parseHubUri, type Fetch } from './hub';
+
+/**
+ * Why a model could not be resolved: `setting`, what was given is wrong (empty, a missing file,
+ * a malformed URI); `download`, a download failed (the network, the hub, a corrupted file).
+ */
+export type ModelResolveKind = 'setting' | 'download';
 
 /** `reposnap.model` is empty, missing, or cannot be resolved. */
 export class ModelResolveError extends Error {
@@ -24,9 +30,33 @@ export class ModelResolveError extends Error {
     message: string,
     /** Absolute paths of GGUF files close to a missing one's name (see {@link closeModelFiles}), best first. */
     readonly suggestions: string[] = [],
+    /** See {@link ModelResolveKind}. */
+    readonly kind: ModelResolveKind = 'setting',
   ) {
     super(message);
     this.name = 'ModelResolveError';
+  }
+}
+
+/**
+ * Whether a downloader's error means the host could not be reached at all (no network, a name
+ * that does not resolve, a refused or timed-out connection): undici's `TypeError: fetch failed`,
+ * which node-llama-cpp folds into its message without the cause, or a system error code.
+ */
+export function isUnreachable(e: unknown): boolean {
+  const text = (x: unknown): string => (x instanceof Error ? `${x.message} ${(x as NodeJS.ErrnoException).code ?? ''} ${x.cause !== undefined ? text(x.cause) : ''}` : String(x));
+  return /fetch failed|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|UND_ERR_CONNECT_TIMEOUT/.test(text(e));
+}
+
+/**
+ * The host a model URI is fetched from: the hub endpoint's for `hf:` URIs (`HF_ENDPOINT`, which
+ * node-llama-cpp honours too), the URL's own otherwise.
+ */
+export function downloadHost(uri: string, endpoint?: string): string {
+  try {
+    return new URL(/^(hf|huggingface):/i.test(uri.trim()) ? hubEndpoint(endpoint) : uri.trim()).host;
+  } catch {
+    return uri;
   }
 }
 
@@ -182,6 +212,8 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
     if (options.sha256) await checkFile(file, options.sha256, options);
     return file;
   }
+  const malformed = malformedModelUri(s);
+  if (malformed !== undefined) throw new ModelResolveError(malformed);
   makeFolder(options.directory);
   // downloaded (and checked) before: no network
   const known = recordedFile(options.directory, s);
@@ -217,7 +249,18 @@ export async function resolveModel(spec: string, options: ResolveOptions): Promi
     }
   } catch (e) {
     if (options.signal?.aborted) throw e;
-    throw new ModelResolveError(`Cannot download the model '${s}': ${(e as Error).message}`);
+    const message = (e as Error).message;
+    if (/^Invalid Hugging Face URI/i.test(message)) throw new ModelResolveError(`The model URI ${JSON.stringify(s)} is malformed (${message}): expected ${HUB_URI_FORMS}.`);
+    if (isUnreachable(e)) {
+      const host = downloadHost(s, options.endpoint);
+      throw new ModelResolveError(
+        `Cannot download the model ${JSON.stringify(s)}: ${host} could not be reached (${message}). Check the network connection (or set HF_ENDPOINT to a mirror you can reach), ` +
+          `or give a local .gguf file instead (in this repository 'npm run models' fetches the pinned ones into ~/.cache/reposnap/models).`,
+        [],
+        'download',
+      );
+    }
+    throw new ModelResolveError(`Cannot download the model ${JSON.stringify(s)}: ${message}`, [], 'download');
   }
 
   let expected = options.sha256;
@@ -261,6 +304,8 @@ async function checkFile(file: string, expected: string, options: ResolveOptions
       owned
         ? `The downloaded model is corrupted (SHA-256 ${e.actual}, the hub says ${e.expected}); it was deleted: try again to download it anew.`
         : `The model file '${file}' does not match the expected SHA-256 (${e.actual}, expected ${e.expected}).`,
+      [],
+      owned ? 'download' : 'setting',
     );
   }
 }

@@ -41,7 +41,7 @@ export interface AskRequest {
   /** Per-file size cap [bytes]. */
   maxFileBytes?: number;
   /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */
-  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'recentFiles' | 'rankedShares' | 'tagsCache' | 'cacheDirs'>;
+  pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'maxWalkEntries' | 'recentFiles' | 'rankedShares' | 'tagsCache' | 'cacheDirs'>;
   /**
    * With `pack.packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
    * retrieval section (the BM25-best chunks of files not in full, after the cached prefix and

@@ -205,7 +205,7 @@ test('a second ask with another --max-tokens restores the first one\'s prefix; -
     assert.equal(memo.entries[0].path, model);
     assert.equal(fs.existsSync(defaultRoot), false, 'nothing under the default cache root');
     const stats = run('stats', '--repo', repo, '--cache-dir', named);
-    assert.match(stats.stdout, /questions: 1 full hits, 0 partial hits, 1 misses/);
+    assert.match(stats.stdout, /questions: 1 full hit, 0 partial hits, 1 miss,/);
 
     // a model that does not load, and a cache that was never written: no folder for the repository
     const notModel = path.join(tmp, 'not-a-model.gguf');
