@@ -50,7 +50,7 @@ export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
 # (attention-sinks: a chunk's slice of the sinks at an offset); then a subset of the reference matrix:
 # flash attention on with an f16 cache and off with an f32 cache (each x window x pooling x kernel
 # x budget, 36 cases), the two corners of its four tests
-tests=${VULKAN_TESTS:-"test/engine/snapkv.test.ts test/engine/state.test.ts test/engine/state-format.test.ts test/engine/guards.test.ts test/engine/sequences.test.ts test/engine/vulkan.test.ts test/engine/attention-sinks.test.ts"}
+tests=${VULKAN_TESTS:-"test/engine/snapkv.test.ts test/engine/state.test.ts test/engine/state-format.test.ts test/engine/guards.test.ts test/engine/sequences.test.ts test/engine/vulkan.test.ts test/engine/attention-sinks.test.ts test/engine/graph-budget.test.ts"}
 status=0
 # shellcheck disable=SC2086
 node --import tsx --test --test-concurrency=1 $tests || status=1
