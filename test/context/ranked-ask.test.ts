@@ -97,8 +97,18 @@ test('with a retrieval share, the chunks BM25 finds for the question follow the 
   // (Retrieved.spans), and it has a kept share over them
   const retrieved = withRetrieval.stats.context!.files.filter((f) => f.status === 'retrieved');
   assert.deepEqual(retrieved.map((f) => f.path).sort(), [...new Set(expected.spans.map((sp) => sp.path))].sort());
+  // (Retrieved.spans); a file whose definitions are also in the repository map keeps its map
+  // block too (ContextFile.parts: map, then retrieval), and its tokens are the two parts' sum
   for (const f of retrieved) {
-    assert.equal(f.tokens, expected.spans.filter((sp) => sp.path === f.path).reduce((n, sp) => n + sp.tokens, 0), f.path);
+    const spanTokens = expected.spans.filter((sp) => sp.path === f.path).reduce((n, sp) => n + sp.tokens, 0);
+    const mapped = withRetrieval.pack.mapped.find((m) => m.path === f.path);
+    if (mapped === undefined) {
+      assert.equal(f.parts, undefined, f.path);
+      assert.equal(f.tokens, spanTokens, f.path);
+    } else {
+      assert.deepEqual(f.parts?.map((p) => [p.section, p.tokens]), [['map', mapped.tokens], ['retrieval', spanTokens]], f.path);
+      assert.equal(f.tokens, mapped.tokens + spanTokens, f.path);
+    }
     assert.ok(f.keptShare !== null && f.keptShare >= 0 && f.keptShare <= 1, `${f.path}: ${f.keptShare}`);
   }
 });
