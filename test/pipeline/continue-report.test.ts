@@ -15,6 +15,7 @@ import { after, before, test } from 'node:test';
 import { CacheStore } from '../../src/cache/store';
 import { loadModel, type EngineModel } from '../../src/engine/model';
 import { askRepository, DEFAULT_SNAP, type AskStats } from '../../src/pipeline/ask';
+import { writeCoreUsersRepo } from '../helpers/core-users-repo';
 import { checkTinyModel } from '../helpers/models';
 
 let model: EngineModel;
@@ -25,11 +26,7 @@ before(async () => {
   model = await loadModel(checkTinyModel());
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-continue-report-'));
   repo = path.join(tmp, 'repo');
-  fs.mkdirSync(path.join(repo, 'src'), { recursive: true });
-  fs.writeFileSync(path.join(repo, 'src', 'core.ts'), `export function coreTotal(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}\n${'// core notes\n'.repeat(60)}`);
-  for (let i = 0; i < 40; i++) {
-    fs.writeFileSync(path.join(repo, 'src', `use${i}.ts`), `import { coreTotal } from './core';\nexport function use${i}(): number {\n  return coreTotal([${i}, ${i + 1}]);\n}\n`);
-  }
+  writeCoreUsersRepo(repo);
 });
 after(() => {
   model.dispose();
