@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { constants as fsConstants, type Stats } from 'node:fs';
+import { decodeLegacy, detectAndDecode, type LegacyEncodingName } from './encoding';
 import { errorCode } from './errors';
 import { nodeFs, type ContextFileHandle, type ContextFs } from './fsapi';
 import type { SkipReason } from './types';
@@ -36,8 +37,11 @@ export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-/** The encoding a text file was decoded with. */
-export type TextEncodingName = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+/**
+ * The encoding a text file was decoded with, by its WHATWG Encoding Standard name: UTF-8,
+ * UTF-16 (with a byte-order mark), or a detected legacy encoding (see `LegacyEncodingName`).
+ */
+export type TextEncodingName = 'utf-8' | 'utf-16le' | 'utf-16be' | LegacyEncodingName;
 
 /** The reasons `readTextFile` can give for leaving a file out (a subset of `SkipReason`). */
 export type FileSkipReason = Extract<
@@ -57,7 +61,7 @@ export type FileVerdict =
       /** Decoded, with line ends normalized to LF and any byte-order mark removed. */
       text: string;
       encoding: TextEncodingName;
-      /** What was done to the bytes, for the manifest (e.g. "decoded as Windows-1252"); may be empty. */
+      /** What was done to the bytes, for the manifest (e.g. "decoded as Shift_JIS (detected, confidence 100)"); may be empty. */
       notes: string[];
     }
   | { kind: 'skip'; bytes?: number; reason: FileSkipReason; detail: string };
@@ -92,15 +96,18 @@ export type DecodeResult =
  *    bzip2, SQLite, RepoSnap's KV state files) → binary.
  * 3. A NUL byte anywhere (or U+0000 after UTF-16 decoding) → binary.
  * 4. Valid UTF-8 → UTF-8.
- * 5. Otherwise the bytes are taken as Windows-1252 (a superset of printable Latin-1) when
- *    they look like text in it: no C0 control byte other than TAB, LF, VT, FF, CR, SUB and
- *    ESC, and none of the five bytes Windows-1252 leaves undefined (0x81 0x8D 0x8F 0x90
- *    0x9D). The result carries a note saying so. Anything else → binary.
+ * 5. Otherwise (a legacy encoding), a C0 control byte other than TAB, LF, VT, FF, CR, SUB and
+ *    ESC → binary. Then the encoding is detected (`detectAndDecode`, src/context/encoding.ts:
+ *    chardet's guesses with a confidence of at least `minConfidence`, default
+ *    `DEFAULT_MIN_CONFIDENCE`, that decode every byte), noted as "decoded as Shift_JIS
+ *    (detected, confidence 100)". When none fits, the bytes are taken as Windows-1252 (a
+ *    superset of printable Latin-1) if none of them is one of the five bytes it leaves
+ *    undefined (0x81 0x8D 0x8F 0x90 0x9D), noted with the detector's best guess; else → binary.
  *
  * `truncated: true` means `data` is a prefix of the file: an incomplete character at its
  * end is not an error. Line ends are not touched here (see `readTextFile`). Never throws.
  */
-export function decodeText(data: Uint8Array, options: { truncated?: boolean } = {}): DecodeResult {
+export function decodeText(data: Uint8Array, options: { truncated?: boolean; minConfidence?: number } = {}): DecodeResult {
   const truncated = options.truncated ?? false;
   if (startsWith(data, [0xef, 0xbb, 0xbf])) {
     const body = truncated ? trimIncompleteUtf8(data.subarray(3)) : data.subarray(3);
@@ -130,11 +137,20 @@ export function decodeText(data: Uint8Array, options: { truncated?: boolean } = 
   }
   const invalid = firstInvalidUtf8(utf8);
   const where = `byte 0x${hex(data[invalid] ?? 0)} at offset ${invalid}`;
-  const nonText = firstNonWindows1252Text(data);
-  if (nonText >= 0) {
-    return { ok: false, detail: `not UTF-8 (${where}) and not Windows-1252 text (byte 0x${hex(data[nonText]!)} at offset ${nonText})` };
+  const control = firstControlByte(data);
+  if (control >= 0) return { ok: false, detail: `not UTF-8 (${where}) and not text (control byte 0x${hex(data[control]!)} at offset ${control})` };
+  const legacy = detectAndDecode(data, { truncated, ...(options.minConfidence !== undefined ? { minConfidence: options.minConfidence } : {}) });
+  if (legacy.ok) {
+    const { text, encoding, display, confidence } = legacy.decoding;
+    return { ok: true, text, encoding, notes: [`not valid UTF-8 (${where}); decoded as ${display} (detected, confidence ${confidence})`] };
   }
-  return { ok: true, text: decodeWindows1252(data), encoding: 'windows-1252', notes: [`not valid UTF-8 (${where}); decoded as Windows-1252`] };
+  const guess = legacy.best !== undefined ? `best guess ${legacy.best.display}, confidence ${legacy.best.confidence}` : 'no guess';
+  const cp1252 = decodeLegacy(data, 'windows-1252');
+  if (cp1252 === undefined) {
+    const undefinedByte = data.findIndex((b) => b === 0x81 || b === 0x8d || b === 0x8f || b === 0x90 || b === 0x9d);
+    return { ok: false, detail: `not UTF-8 (${where}), no encoding detected (${guess}) and not Windows-1252 text (byte 0x${hex(data[undefinedByte]!)} at offset ${undefinedByte})` };
+  }
+  return { ok: true, text: cp1252, encoding: 'windows-1252', notes: [`not valid UTF-8 (${where}); decoded as Windows-1252 (no encoding detected: ${guess})`] };
 }
 
 /** Why `text` should be left out as `'empty'`, `'generated'` or `'minified'`, if it should. */
@@ -177,8 +193,8 @@ export function binaryExtensionOf(filePath: string): string | undefined {
 
 /**
  * Returns true when `data` is binary by `decodeText`'s policy (a binary signature, a NUL
- * byte, or bytes that are neither UTF-8, UTF-16 with a byte-order mark, nor Windows-1252
- * text). Empty data is text.
+ * byte, a control byte, or bytes that are neither UTF-8, UTF-16 with a byte-order mark, text in
+ * a detected legacy encoding, nor Windows-1252 text). Empty data is text.
  */
 export function looksBinary(data: Uint8Array): boolean {
   return !decodeText(data).ok;
@@ -469,39 +485,14 @@ function firstInvalidUtf8(data: Uint8Array): number {
   return -1;
 }
 
-/** Offset of the first byte that is not plausible Windows-1252 text (-1 if none). */
-function firstNonWindows1252Text(data: Uint8Array): number {
+/** Offset of the first C0 control byte that text does not hold (-1 if none). */
+function firstControlByte(data: Uint8Array): number {
   for (let i = 0; i < data.length; i++) {
     const b = data[i]!;
-    if (b < 0x20) {
-      // TAB LF VT FF CR, SUB (DOS end of file), ESC
-      if (b !== 0x09 && b !== 0x0a && b !== 0x0b && b !== 0x0c && b !== 0x0d && b !== 0x1a && b !== 0x1b) return i;
-    } else if (b === 0x81 || b === 0x8d || b === 0x8f || b === 0x90 || b === 0x9d) {
-      return i;
-    }
+    // TAB LF VT FF CR, SUB (DOS end of file), ESC
+    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0b && b !== 0x0c && b !== 0x0d && b !== 0x1a && b !== 0x1b) return i;
   }
   return -1;
-}
-
-// Windows-1252 code points for bytes 0x80..0x9F (the rest of the bytes are Latin-1).
-const CP1252_HIGH = [
-  0x20ac, 0x81, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8d, 0x017d, 0x8f,
-  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0x9d, 0x017e, 0x0178,
-];
-
-function decodeWindows1252(data: Uint8Array): string {
-  const parts: string[] = [];
-  const CHUNK = 8192;
-  const codes = new Uint16Array(Math.min(CHUNK, data.length));
-  for (let start = 0; start < data.length; start += CHUNK) {
-    const end = Math.min(data.length, start + CHUNK);
-    for (let i = start; i < end; i++) {
-      const b = data[i]!;
-      codes[i - start] = b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80]! : b;
-    }
-    parts.push(String.fromCharCode(...codes.subarray(0, end - start)));
-  }
-  return parts.join('');
 }
 
 const utf16le = new TextDecoder('utf-16le', { fatal: true });

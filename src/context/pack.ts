@@ -155,7 +155,7 @@ export interface PackedFile {
   mtimeMs: number;
   /** The encoding the content was decoded from (see `decodeText`). */
   encoding: TextEncodingName;
-  /** What was done to the bytes (BOM removed, CRLF → LF, decoded as Windows-1252); may be empty. */
+  /** What was done to the bytes (BOM removed, CRLF → LF, decoded as Shift_JIS (detected, confidence 100)); may be empty. */
   notes: string[];
 }
 

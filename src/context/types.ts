@@ -8,8 +8,9 @@
  *
  * Files that were looked at (listed in `PackResult.skipped`):
  * - `'binary'`      a binary file extension (`.png`, `.zip`, ...), a known binary signature
- *                   (PDF, PNG, ...), a NUL byte anywhere, or bytes that are neither UTF-8,
- *                   UTF-16 with a byte-order mark, nor plausible Windows-1252 text.
+ *                   (PDF, PNG, ...), a NUL byte anywhere, a control byte, or bytes that are
+ *                   neither UTF-8, UTF-16 with a byte-order mark, text in a detected legacy
+ *                   encoding (src/context/encoding.ts), nor plausible Windows-1252 text.
  * - `'too-large'`   a text file larger than the byte cap (`maxFileBytes`).
  * - `'empty'`       0 bytes, or only whitespace after decoding.
  * - `'minified'`    very long lines: the longest line is over `MINIFIED_LINE_CHARS` characters

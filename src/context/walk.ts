@@ -6,6 +6,7 @@ import { createMatcher, extendMatcher, type IgnoreMatcher } from './gitignore';
 import { createExcludeMatcher, createIncludeMatcher } from './globs';
 import { cacheFolderPaths, OWN_CACHE_DETAIL, ownStateFile } from './own-files';
 import { findNameSecrets } from './path-secrets';
+import { secretPhrase } from './secret-names';
 import { compareCodeUnits, type IgnoredEntry, type SkippedFile } from './types';
 
 /** Default number of file-system calls the walk keeps in flight. */
@@ -245,7 +246,7 @@ export async function walkRepository(root: string, options: WalkOptions = {}): P
       if (found.length >= room) break;
       const nameSecret = nameSecrets?.get(index);
       if (nameSecret !== undefined) {
-        const detail = `the name holds a ${nameSecret.rule} secret (secret rules run over each path); shown redacted, never opened`;
+        const detail = `the name holds ${secretPhrase(nameSecret.rule)} (secret rules run over each path); shown redacted, never opened`;
         found.push({ kind: 'skipped', entry: { path: joinRel(dirRel, nameSecret.redacted), reason: 'secret', detail } });
         continue;
       }

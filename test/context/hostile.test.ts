@@ -255,7 +255,7 @@ test('CRLF, CR and a UTF-8 byte-order mark: the BOM is dropped and line ends bec
   assert.ok(result.files.every((f) => f.encoding === 'utf-8'));
 });
 
-test('Latin-1 / Windows-1252 text is decoded and noted; UTF-16 with a BOM is decoded; other non-UTF-8 bytes are binary', async (t) => {
+test('Latin-1 / Windows-1252 text is decoded and noted (no other Latin encoding guessed); UTF-16 with a BOM is decoded; other non-UTF-8 bytes are binary', async (t) => {
   const latin1 = Buffer.from('caf\xe9 cr\xe8me \x80 na\xefve\n', 'latin1');
   const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('héllo ✓\r\n', 'utf16le')]);
   const noise = Buffer.from([0x41, 0x81, 0x02, 0x03, 0xff, 0x41, 0x0a]);
@@ -265,12 +265,12 @@ test('Latin-1 / Windows-1252 text is decoded and noted; UTF-16 with a BOM is dec
   const [l1, u16] = result.files;
   assert.equal(l1!.text, expectedSection('latin1.txt', 'café crème € naïve\n'));
   assert.equal(l1!.encoding, 'windows-1252');
-  assert.deepEqual(l1!.notes, ['not valid UTF-8 (byte 0xE9 at offset 3); decoded as Windows-1252']);
+  assert.deepEqual(l1!.notes, ['not valid UTF-8 (byte 0xE9 at offset 3); decoded as Windows-1252 (no encoding detected: best guess Windows-1250, confidence 16)']);
   assert.equal(l1!.bytes, latin1.length);
   assert.equal(u16!.text, expectedSection('utf16.txt', 'héllo ✓\n'));
   assert.equal(u16!.encoding, 'utf-16le');
   assert.deepEqual(u16!.notes, ['decoded as UTF-16LE (byte-order mark)', 'CRLF line ends converted to LF']);
-  assert.equal(detailOf(result, 'noise.txt'), 'not UTF-8 (byte 0x81 at offset 1) and not Windows-1252 text (byte 0x81 at offset 1)');
+  assert.equal(detailOf(result, 'noise.txt'), 'not UTF-8 (byte 0x81 at offset 1) and not text (control byte 0x02 at offset 2)');
 });
 
 test('binary content: NUL bytes inside a .ts file (anywhere), signatures, binary extensions', async (t) => {

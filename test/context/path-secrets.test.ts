@@ -32,8 +32,8 @@ test('a file or folder whose name holds a secret is left out, its path redacted,
       [`${REDACTED}.txt`, 'secret'],
       [`docs/notes-${REDACTED}.md`, 'secret'],
     ]);
-    assert.equal(detailOf(result, `${REDACTED}.txt`), 'the name holds a github secret (secret rules run over each path); shown redacted, never opened');
-    assert.equal(detailOf(result, REDACTED), 'the name holds a aws secret (secret rules run over each path); shown redacted, never opened');
+    assert.equal(detailOf(result, `${REDACTED}.txt`), 'the name holds a GitHub secret (secret rules run over each path); shown redacted, never opened');
+    assert.equal(detailOf(result, REDACTED), 'the name holds an AWS secret (secret rules run over each path); shown redacted, never opened');
     // nowhere in the result: sections (the ranked file tree too), manifest entries, details
     const everything = JSON.stringify({ ...result, secrets: undefined });
     for (const secret of [GHP, AWS_ID]) assert.ok(!everything.includes(secret), `${packing}: ${secret.slice(0, 4)}… leaked`);
