@@ -221,8 +221,13 @@ async function answer(q: Question): Promise<AskStats> {
   const tp = performance.now();
   const restored = await restore(q);
   if (!restored.continued) {
-    await prefillPrefix(q, restored);
-    await persistPrefix(q, restored);
+    try {
+      await prefillPrefix(q, restored);
+      await persistPrefix(q, restored);
+    } finally {
+      // once the prefix is saved (in the background): a process waiting for it restores it
+      void restored.prefixLock?.release();
+    }
     if (q.req.prepareOnly) {
       const st = session.stats();
       const prefillMs = performance.now() - tp - restored.restoreMs;
