@@ -6,6 +6,7 @@
  * Layout of a workspace folder:
  *   prefix/<id>.rsnp   state file of an uncompressed prefix (src/engine/state-file.ts)
  *   prefix/<id>.json   its index: cache key, token count, hash chain, bytes, use times, hits
+ *   prefix/<id>.lock   held while a question prefills the entry (lockPrefix): another waits for it
  *   thread/<id>.rsnp   a thread's compressed state
  *   thread/<id>.json   its index and transcript (questions, answers, answer tokens, snap params)
  *   stats.json         counters and the last questions' timings
@@ -183,6 +184,8 @@ const COLD_KEYS = 16;
 const TEMP_MAX_AGE_MS = 10 * 60_000;
 /** How long a question waits for another question in the same thread [ms]. */
 const THREAD_LOCK_TIMEOUT_MS = 10 * 60_000;
+/** How long a question waits for another process prefilling the same prefix entry [ms]. */
+const PREFIX_LOCK_TIMEOUT_MS = 30 * 60_000;
 /** How long a store operation waits for the folder's lock [ms]. */
 const FOLDER_LOCK_TIMEOUT_MS = 10_000;
 /** writeFileAtomic's temporary files: `.<name>.<pid>.<ms>.tmp` (state-file.ts). */
@@ -238,6 +241,26 @@ export interface ThreadLock {
   release(): Promise<void>;
 }
 
+/** The lock a question holds on the prefix entry it prefills; see {@link CacheStore.lockPrefix}. */
+export interface PrefixLock {
+  /** The entry id the prefix will be saved under ({@link prefixEntryId}). */
+  readonly id: string;
+  /**
+   * Releases the lock once the entry's save started under it ({@link CacheStore.savePrefix}) is
+   * on disk, in the background ({@link CacheStore.flush} waits for it); idempotent, never throws.
+   */
+  release(): Promise<void>;
+}
+
+/**
+ * The id a prefix entry is saved under: the first 24 hex digits of
+ * sha256(key ‖ chain ‖ token count). Two questions that prefill the same prefix under the same
+ * key (model, engine and cache settings) save the same entry, so they share its lock.
+ */
+export function prefixEntryId(key: string, chain: readonly string[], tokens: number): string {
+  return createHash('sha256').update(key).update(chain.join('')).update(String(tokens)).digest('hex').slice(0, 24);
+}
+
 type Kind = 'prefix' | 'thread';
 type IndexOf<K extends Kind> = K extends 'prefix' ? PrefixIndex : ThreadIndex;
 const INDEX_SCHEMA = { prefix: PrefixIndexSchema, thread: ThreadIndexSchema };
@@ -257,6 +280,8 @@ export class CacheStore {
   private readonly unremovable = new Set<string>();
   /** The background save of each thread (awaited before its lock is released). */
   private readonly threadSaves = new Map<string, Promise<unknown>>();
+  /** The background save of each prefix entry (awaited before its lock is released). */
+  private readonly prefixSaves = new Map<string, Promise<unknown>>();
 
   private constructor(
     readonly dir: string,
@@ -475,10 +500,10 @@ export class CacheStore {
    * wait). Returns the entry id.
    */
   savePrefix(key: string, chain: string[], snap: SessionSnapshot): string {
-    const id = createHash('sha256').update(key).update(chain.join('')).update(String(snap.tokens.length)).digest('hex').slice(0, 24);
+    const id = prefixEntryId(key, chain, snap.tokens.length);
     if (snap.payload.length <= this.limits.maxRamBytes) ramPrefix = { dir: this.dir, id, snap };
     if (!this.enabled) return id;
-    this.background(async () => {
+    const saved = this.background(async () => {
       const bytes = encodeStateFile(snap.header, snap.tokens, snap.payload);
       const now = Date.now();
       const index: PrefixIndex = { kind: 'prefix', id, key, tokens: snap.tokens.length, chain, bytes: bytes.length, createdAt: now, lastUsed: now, hits: 0 };
@@ -489,7 +514,55 @@ export class CacheStore {
       });
       await this.evict(new Set([`prefix/${id}`]));
     });
+    this.prefixSaves.set(id, saved);
+    void saved.finally(() => {
+      if (this.prefixSaves.get(id) === saved) this.prefixSaves.delete(id);
+    });
     return id;
+  }
+
+  /**
+   * Takes the lock of the prefix entry that a prompt's repository prefix (`key`, hash `chain`,
+   * `tokens` long) is saved under (prefix/<id>.lock, {@link prefixEntryId}), across processes: a
+   * question holds it from before it looks the prefix up until the prefix it prefilled is saved,
+   * so a second process (two CLI runs, the extension beside a terminal) asking about the same
+   * repository at once waits (`onWait` is called once, with the holder) and then restores the
+   * saved entry instead of prefilling it again. A holder that died (kill -9) is taken over at
+   * once (its pid no longer runs on this host); one on another host (a cache on a network file
+   * system) only when its heartbeat stops (lock.ts). Waits up to 30 minutes for a live holder,
+   * then goes on without the lock (warning once); so does a lock that cannot be created.
+   * @returns undefined when the entry is already saved (nothing to wait for), the store is off,
+   *   or the lock could not be taken.
+   * @throws AbortError (src/engine/errors.ts) when the signal aborts while waiting; the holder's
+   *   lock is left as it is.
+   */
+  async lockPrefix(
+    key: string,
+    chain: readonly string[],
+    tokens: number,
+    options: { signal?: AbortSignal; onWait?: (holder: { pid: number; host: string } | undefined) => void } = {},
+  ): Promise<PrefixLock | undefined> {
+    if (!this.enabled) return undefined;
+    const id = prefixEntryId(key, chain, tokens);
+    if (this.readIndex('prefix', id)) return undefined;
+    let lock: Lock;
+    try {
+      makeFolder(path.join(this.dir, 'prefix')); // gone when another process's removeIfEmpty took the empty folder
+      lock = await acquireLock(this.file('prefix', id, 'lock'), { timeoutMs: PREFIX_LOCK_TIMEOUT_MS, signal: options.signal, onWait: options.onWait });
+    } catch (e) {
+      if (options.signal?.aborted) throw e;
+      this.warn(`the repository prefix could not be locked (${errCode(e)}): another process asking at the same time may prefill it too`);
+      return undefined;
+    }
+    let released: Promise<void> | undefined;
+    return {
+      id,
+      release: () =>
+        (released ??= this.background(async () => {
+          await this.prefixSaves.get(id);
+          lock.release();
+        }).then(() => undefined)),
+    };
   }
 
   /**

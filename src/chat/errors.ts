@@ -61,7 +61,9 @@ const SELECT_MODEL: ErrorAction = { kind: 'selectModel', label: 'Select Model Fi
 
 /**
  * The card of a failed answer: title, text (worded for the editor) and actions, by error class.
- * Unknown classes get "RepoSnap could not answer" with Retry and Show Log.
+ * A ModelResolveError's title and actions follow its message: a malformed model URI (the CLI's
+ * message, Open Settings first), a missing or damaged file, no model set, else "The model cannot
+ * be used". Unknown classes get "RepoSnap could not answer" with Retry and Show Log.
  */
 export function errorCard(f: FailureInfo): ErrorCard {
   const text = editorWording(f.message);
@@ -74,8 +76,16 @@ export function errorCard(f: FailureInfo): ErrorCard {
       ]);
     case 'ModelResolveError': {
       if (/^Cannot download/i.test(f.message)) return card('The model could not be downloaded', [RETRY, SELECT_MODEL, SHOW_LOG]);
+      // a malformed URI (src/models/hub.ts malformedModelUri, the CLI's own message): the setting is what to fix
+      if (/^The model URI .* is malformed \(/s.test(f.message)) return card('The model URI is malformed', [openSettings('reposnap.model'), SELECT_MODEL]);
       const use = (f.suggestions ?? []).map((p): ErrorAction => ({ kind: 'useModel', label: `Use ${path.basename(p)}`, path: p }));
-      const title = /does not exist|is not a file/.test(f.message) ? 'Model file not found' : /corrupted|SHA-256/.test(f.message) ? 'The model file is damaged' : 'No model is set';
+      const title = /does not exist|is not a file/.test(f.message)
+        ? 'Model file not found'
+        : /corrupted|SHA-256/.test(f.message)
+          ? 'The model file is damaged'
+          : /^No model is set/.test(f.message)
+            ? 'No model is set'
+            : 'The model cannot be used';
       return card(title, [...use, SELECT_MODEL, openSettings('reposnap.model')]);
     }
     case 'ModelLoadError':

@@ -13,7 +13,8 @@ import { ENGINE_RESTART_KEYS, MODEL_KEYS, withFilesExclude, type ReposnapSetting
 import { AbortError } from '../engine/errors';
 import { recordedFile } from '../models/checksum';
 import { selectEngineBuild, type EngineBuild } from '../models/gpu';
-import { isModelUri, modelDisplayName, resolveModel, type DownloadProgress } from '../models/resolve';
+import { malformedModelUri } from '../models/hub';
+import { isModelUri, ModelResolveError, modelDisplayName, resolveModel, type DownloadProgress } from '../models/resolve';
 import { AnswerQueue } from '../chat/queue';
 import { DEFAULT_MODEL_DOWNLOAD, formatSize, modelChoice, NoModelChosenError, type ModelChoice } from '../chat/welcome';
 import type { QuestionRecords } from '../stats/records';
@@ -318,6 +319,9 @@ export class EngineService implements vscode.Disposable {
       this.resolved.set(spec, file);
       return file;
     }
+    // a malformed URI is refused with the CLI's message before any download notification shows
+    const malformed = malformedModelUri(spec);
+    if (malformed !== undefined) throw new ModelResolveError(malformed);
     // a URI downloaded in an earlier session (the models folder's record): no network, no notification
     const file = recordedFile(directory, spec) ?? (await (this.resolving ??= this.download(spec, directory, signal).finally(() => (this.resolving = undefined))));
     this.resolved.set(spec, file);

@@ -25,7 +25,7 @@ import { checkAnswerRoom, checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom,
 import type { AskEvent, AskRequest, AskStats } from './request';
 import { decode } from './stages/decode';
 import { persistAnswer, persistPrefix } from './stages/persist';
-import { prefillPrefix, prefillQuestion } from './stages/prefill';
+import { prefillPrefix, prefillQuestion, questionPrefill } from './stages/prefill';
 import type { Question } from './stages/question';
 import { restore } from './stages/restore';
 import { snap } from './stages/snap';
@@ -184,7 +184,6 @@ async function prepareAndAnswer(
   if (!req.prepareOnly) checkAnswerRoom(contextSize, prefix.length + questionPart.length, maxTokens, answerRoom, names);
   const key = keyOf();
   const packMs = performance.now() - t0;
-  onEvent({ kind: 'packed', pack, promptTokens: prefix.length + questionPart.length });
 
   return answer({
     session,
@@ -218,20 +217,29 @@ async function prepareAndAnswer(
  */
 async function answer(q: Question): Promise<AskStats> {
   const { session } = q;
-  const tp = performance.now();
   const restored = await restore(q);
+  // the prompt this question runs on: a continued thread's cache and its new turn (this question's
+  // retrieval section is not in it), else the prefix and the question part
+  q.onEvent({ kind: 'packed', pack: q.pack, promptTokens: restored.continued ? session.position + questionPrefill(q, restored).length : q.prefix.length + q.suffix.length });
+  // the prefill time is the prefill calls' own: not the restore, a wait for another process's
+  // prefill of the same prefix (store.lockPrefix), nor the prefix's snapshot for the cache
+  let prefixMs = 0;
   if (!restored.continued) {
-    await prefillPrefix(q, restored);
-    await persistPrefix(q, restored);
+    try {
+      prefixMs = await prefillPrefix(q, restored);
+      await persistPrefix(q, restored);
+    } finally {
+      // once the prefix is saved (in the background): a process waiting for it restores it
+      void restored.prefixLock?.release();
+    }
     if (q.req.prepareOnly) {
       const st = session.stats();
-      const prefillMs = performance.now() - tp - restored.restoreMs;
       const L = q.prefix.length;
-      return askStats(q, { restored, prefilled: session.position - restored.reused, prefillMs, L, B: L, snapMs: 0, before: st, after: st });
+      return askStats(q, { restored, prefilled: session.position - restored.reused, prefillMs: prefixMs, L, B: L, snapMs: 0, before: st, after: st });
     }
   }
   const prefilled = await prefillQuestion(q, restored);
-  const prefillMs = performance.now() - tp - restored.restoreMs;
+  const prefillMs = prefixMs + prefilled.ms;
   const snapped = await snap(q, restored, prefilled);
   const after = session.stats();
   const decoded = await decode(q);

@@ -81,6 +81,7 @@ export interface AskRequest {
 /** Progress events, in order. */
 export type AskEvent =
   | ({ kind: 'pack' } & Parameters<NonNullable<PackOptions['onProgress']>>[0])
+  /** The repository is packed and the cache restored: `promptTokens` is the prompt this question runs on (L). */
   | { kind: 'packed'; pack: PackResult; promptTokens: number }
   | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
@@ -121,7 +122,9 @@ export interface AskStats {
   prefilledTokens: number;
   /** Restoring the cached state [ms]. */
   restoreMs: number;
+  /** This question's prefill calls (prefix and question part), `prefilledTokens` of them [ms]: no restore, wait or cache write. */
   prefillMs: number;
+  /** prefilledTokens / prefillMs [tokens/s]; 0 when nothing was prefilled. */
   prefillTokS: number;
   snapMs: number;
   /** Time to first token from the start of the question [ms]. */

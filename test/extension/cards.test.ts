@@ -34,6 +34,8 @@ test('each error class maps to its title and actions; the text is the message wo
     ['EngineCrashedError', 'The RepoSnap engine process was killed (SIGKILL), most often because the system ran out of memory', 'The engine stopped', ['retry', 'openSettings:reposnap.contextSize', 'showLog']],
     ['ModelResolveError', "Cannot download the model 'hf:a/b:Q4': fetch failed", 'The model could not be downloaded', ['retry', 'selectModel', 'showLog']],
     ['ModelResolveError', "The model file '/m/x.gguf' does not exist (reposnap.model).", 'Model file not found', ['selectModel', 'openSettings:reposnap.model']],
+    ['ModelResolveError', 'The model URI "hf:a" is malformed (it names no <user>/<repo>): expected hf:<user>/<repo>:<quant>, an https:// URL of a .gguf file, or a local .gguf file.', 'The model URI is malformed', ['openSettings:reposnap.model', 'selectModel']],
+    ['ModelResolveError', 'No model is set: set "reposnap.model" to a GGUF file or an hf: URI.', 'No model is set', ['selectModel', 'openSettings:reposnap.model']],
     ['NoWorkspaceError', 'Open a folder first.', 'No folder is open', ['openFolder']],
     ['SecretRefusedError', "config/.env is kept out of the prompt (secret exclude '.env'): RepoSnap does not send a file holding a secret to the model.", 'This file holds a secret', ['openSettings:reposnap.exclude', 'showLog']],
     ['NoModelChosenError', 'No model is chosen yet.', 'Choose a model', ['selectModel', 'downloadModel']],

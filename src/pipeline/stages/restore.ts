@@ -8,7 +8,7 @@
  * the `cache` event.
  */
 import { hashChain } from '../../cache/hash-chain';
-import type { CacheOutcome, ThreadRetrieval } from '../../cache/store';
+import type { CacheOutcome, PrefixLock, ThreadRetrieval } from '../../cache/store';
 import { EngineError } from '../../engine/errors';
 import type { ContextReportInput } from '../context-report';
 import { windowStart, type Question } from './question';
@@ -35,6 +35,12 @@ export interface Restored {
    * thread's prompt (a damaged index).
    */
   threadRetrieval?: ThreadRetrieval;
+  /**
+   * The lock of the prefix entry this question prefills and saves (`CacheStore.lockPrefix`), held
+   * until the prefix is saved (ask.ts releases it after the persist stage, on every path); absent
+   * on a hit, a continued thread, or without the store.
+   */
+  prefixLock?: PrefixLock;
 }
 
 /**
@@ -91,10 +97,30 @@ async function restoreThread(q: Question): Promise<Restored | undefined> {
 }
 
 async function restorePrefix(q: Question): Promise<Restored> {
+  const { req, prefix } = q;
+  const store = req.store;
+  const chain = hashChain(prefix);
+  // another process prefilling this prefix is waited for, and its saved entry restored below
+  const onWait = (holder: { pid: number } | undefined) =>
+    q.onEvent({ kind: 'notice', message: `waiting for another RepoSnap process prefilling this repository${holder ? ` (pid ${holder.pid})` : ''}…` });
+  const lock = store ? await store.lockPrefix(q.key, chain, prefix.length, { signal: req.signal, onWait }) : undefined;
+  let r: Restored;
+  try {
+    r = await restoreCachedPrefix(q, chain);
+  } catch (e) {
+    await lock?.release();
+    throw e;
+  }
+  // restored whole: nothing is prefilled or saved under the lock
+  if (lock && r.outcome === 'hit') void lock.release();
+  else if (lock) r.prefixLock = lock;
+  return r;
+}
+
+async function restoreCachedPrefix(q: Question, chain: string[]): Promise<Restored> {
   const { req, session, prefix } = q;
   const store = req.store;
   const snapNow = req.snap.enabled;
-  const chain = hashChain(prefix);
   const r: Restored = { outcome: store ? 'miss' : 'off', reused: 0, restoreMs: 0, continued: false, snapNow, chain };
   const found = store?.findPrefix(q.key, chain);
   const snap = found ? store!.loadPrefix(found.index) : undefined;
