@@ -1,8 +1,9 @@
 import { raceAbort, throwIfAborted } from '../errors';
 import type { FileSecretVerdicts } from '../secrets';
 import type { SkippedFile } from '../types';
-import { rankChunks, type ScoredChunk } from './bm25';
+import { rankChunks, scoreChunks, type ScoredChunk } from './bm25';
 import type { Chunk } from './chunks';
+import { piecesToFit } from './pieces';
 import { formatRetrievalSection, formatRetrievedChunk, RETRIEVAL_TITLE } from './section';
 
 /** Options for `retrieveChunks`. */
@@ -29,7 +30,7 @@ export interface Retrieved {
   text: string;
   /** `countTokens(text)`, ≤ `budget`. */
   tokens: number;
-  /** The chunks quoted, best first (their order in the section). */
+  /** The chunks quoted, best first (their order in the section): pieces (`Chunk.partOf`) of a chunk too large for the room. */
   chunks: Chunk[];
   /**
    * Where each quoted chunk lies in the section, in the order of `chunks`: its file, `tokens`
@@ -51,6 +52,12 @@ export interface Retrieved {
  * The question-dependent retrieval section (issue 15): `chunks` (e.g. `PackResult.retrievable`)
  * ranked for `question` by BM25 (`rankChunks`); of the best `maxCandidates`, those whose file
  * the pack's decision (`secrets`) finds clean, as many as fit `budget` (`formatRetrievalSection`).
+ * A chunk whose block does not fit `budget` alone (axios's 372-token `shouldBypassProxy` in the
+ * 307-token room of a 2,048-token context: nothing was quoted) is split into pieces that do
+ * (`piecesToFit`), which take its place in the ranking, best first by BM25F among all the
+ * candidates (`scoreChunks`; the pieces carry the definition's name and owner in the name field,
+ * so every piece matches a question naming it), ties in source order: its first piece, with the
+ * signature, unless a later one matches the question better.
  * A file with a secret anywhere has none of its chunks quoted and is listed in `skipped`.
  * Rejects with an AbortError when `signal` aborts, with whatever `countTokens` throws, and as
  * `FileSecretVerdicts.verdictOf` (a chunk whose file it was never given).
@@ -69,16 +76,49 @@ export async function retrieveChunks(chunks: readonly Chunk[], question: string,
     }
     clean.push(r);
   }
-  const fitted = await formatRetrievalSection(clean, options.budget, options.countTokens);
-  const quoted = fitted.chosen.map((i) => clean[i]!.chunk);
+  const candidates = await withPieces(clean, question, options);
+  const fitted = await formatRetrievalSection(candidates, options.budget, options.countTokens);
+  const quoted = fitted.chosen.map((i) => candidates[i]!.chunk);
   const spans: Retrieved['spans'] = [];
   if (quoted.length > 0) {
     let offset = await options.countTokens(`${RETRIEVAL_TITLE}\n`);
     for (const i of fitted.chosen) {
-      const tokens = await options.countTokens(formatRetrievedChunk(clean[i]!));
-      spans.push({ path: clean[i]!.chunk.path, tokens, offset });
+      const tokens = await options.countTokens(formatRetrievedChunk(candidates[i]!));
+      spans.push({ path: candidates[i]!.chunk.path, tokens, offset });
       offset += tokens;
     }
   }
   return { text: fitted.text, tokens: fitted.tokens, chunks: quoted, spans, skipped };
+}
+
+/**
+ * `ranked` with each chunk whose block does not fit `budget` alone, under the section's title,
+ * replaced in its place by its pieces (`piecesToFit`), ordered by their BM25F score among all the
+ * candidates and pieces (`scoreChunks`, best first, ties in source order); a piece keeps its
+ * chunk's `score`. `ranked` itself when nothing needs splitting or nothing could fit (a budget
+ * the title alone fills). Rejects as `countTokens` and with an AbortError when `signal` aborts.
+ */
+async function withPieces(ranked: readonly ScoredChunk[], question: string, options: RetrieveOptions): Promise<readonly ScoredChunk[]> {
+  const { budget, countTokens, signal } = options;
+  if (ranked.length === 0 || (await countTokens(`${RETRIEVAL_TITLE}\n`)) >= budget) return ranked;
+  const fits = async (chunk: Chunk): Promise<boolean> => (await countTokens(`${RETRIEVAL_TITLE}\n${formatRetrievedChunk({ chunk, score: 0 })}`)) <= budget;
+  const groups: ScoredChunk[][] = [];
+  let split = false;
+  for (const r of ranked) {
+    throwIfAborted(signal);
+    if (await fits(r.chunk)) {
+      groups.push([r]);
+      continue;
+    }
+    split = true;
+    groups.push((await piecesToFit(r.chunk, fits, signal)).map((chunk) => ({ chunk, score: r.score })));
+  }
+  if (!split) return ranked;
+  const scores = scoreChunks(groups.flat().map((s) => s.chunk), question);
+  let at = 0;
+  return groups.flatMap((group) => {
+    const first = at;
+    at += group.length;
+    return group.map((s, i) => ({ s, i, score: scores[first + i]! })).sort((a, b) => b.score - a.score || a.i - b.i).map(({ s }) => s);
+  });
 }
