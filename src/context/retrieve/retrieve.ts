@@ -4,6 +4,7 @@ import type { SkippedFile } from '../types';
 import { rankChunks, scoreChunks, type ScoredChunk } from './bm25';
 import type { Chunk } from './chunks';
 import { piecesToFit } from './pieces';
+import { codeTerms } from './tokenize';
 import { formatRetrievalSection, formatRetrievedChunk, RETRIEVAL_TITLE } from './section';
 
 /** Options for `retrieveChunks`. */
@@ -54,10 +55,10 @@ export interface Retrieved {
  * the pack's decision (`secrets`) finds clean, as many as fit `budget` (`formatRetrievalSection`).
  * A chunk whose block does not fit `budget` alone (axios's 372-token `shouldBypassProxy` in the
  * 307-token room of a 2,048-token context: nothing was quoted) is split into pieces that do
- * (`piecesToFit`), which take its place in the ranking, best first by BM25F among all the
- * candidates (`scoreChunks`; the pieces carry the definition's name and owner in the name field,
- * so every piece matches a question naming it), ties in source order: its first piece, with the
- * signature, unless a later one matches the question better.
+ * (`piecesToFit`), which take its place in the ranking: its first piece, with the signature,
+ * unless BM25F ranks a later one higher for the question (among all the candidates, the pieces
+ * carrying the definition's name and owner in the name field: `scoreChunks`) by a term the first
+ * lacks (`withPieces`).
  * A file with a secret anywhere has none of its chunks quoted and is listed in `skipped`.
  * Rejects with an AbortError when `signal` aborts, with whatever `countTokens` throws, and as
  * `FileSecretVerdicts.verdictOf` (a chunk whose file it was never given).
@@ -92,16 +93,25 @@ export async function retrieveChunks(chunks: readonly Chunk[], question: string,
 }
 
 /**
- * `ranked` with each chunk whose block does not fit `budget` alone, under the section's title,
- * replaced in its place by its pieces (`piecesToFit`), ordered by their BM25F score among all the
- * candidates and pieces (`scoreChunks`, best first, ties in source order); a piece keeps its
- * chunk's `score`. `ranked` itself when nothing needs splitting or nothing could fit (a budget
+ * `ranked` with each chunk whose block does not fit `budget` alone, under the section's title
+ * (as `fitSection` counts it: the title's and the block's tokens counted apart, and together),
+ * replaced in its place by its pieces (`piecesToFit`): first the one that leads, then the others
+ * in source order. The first piece leads unless a later one has a higher BM25F score among all
+ * the candidates and pieces (`scoreChunks`) and holds a term of the question (`codeTerms`) that
+ * the first lacks (the highest such); a piece keeps its chunk's `score`. (By score alone the
+ * shorter last piece led for "Which file defines the function serializeSchemaProperties?" in ajv:
+ * every piece has the name in its name field, and BM25 favours short documents.) `ranked` itself when nothing needs splitting or nothing could fit (a budget
  * the title alone fills). Rejects as `countTokens` and with an AbortError when `signal` aborts.
  */
 async function withPieces(ranked: readonly ScoredChunk[], question: string, options: RetrieveOptions): Promise<readonly ScoredChunk[]> {
   const { budget, countTokens, signal } = options;
-  if (ranked.length === 0 || (await countTokens(`${RETRIEVAL_TITLE}\n`)) >= budget) return ranked;
-  const fits = async (chunk: Chunk): Promise<boolean> => (await countTokens(`${RETRIEVAL_TITLE}\n${formatRetrievedChunk({ chunk, score: 0 })}`)) <= budget;
+  const title = await countTokens(`${RETRIEVAL_TITLE}\n`);
+  if (ranked.length === 0 || title >= budget) return ranked;
+  // as `fitSection` takes a block first: the title's and the block's counts, each alone, and the section's
+  const fits = async (chunk: Chunk): Promise<boolean> => {
+    const block = formatRetrievedChunk({ chunk, score: 0 });
+    return title + (await countTokens(block)) <= budget && (await countTokens(`${RETRIEVAL_TITLE}\n${block}`)) <= budget;
+  };
   const groups: ScoredChunk[][] = [];
   let split = false;
   for (const r of ranked) {
@@ -115,10 +125,20 @@ async function withPieces(ranked: readonly ScoredChunk[], question: string, opti
   }
   if (!split) return ranked;
   const scores = scoreChunks(groups.flat().map((s) => s.chunk), question);
+  const wanted = new Set(codeTerms(question));
+  const matched = (c: Chunk): Set<string> => new Set(codeTerms(c.text).filter((t) => wanted.has(t)));
   let at = 0;
   return groups.flatMap((group) => {
-    const first = at;
+    const base = at;
     at += group.length;
-    return group.map((s, i) => ({ s, i, score: scores[first + i]! })).sort((a, b) => b.score - a.score || a.i - b.i).map(({ s }) => s);
+    if (group.length === 1) return group;
+    // the first piece leads unless a later one scores higher and matches a question term it lacks: the
+    // pieces share the name field, so BM25's length normalization alone favours the shorter last piece
+    const own = matched(group[0]!.chunk);
+    let lead = 0;
+    for (let i = 1; i < group.length; i++) {
+      if (scores[base + i]! > scores[base + lead]! && [...matched(group[i]!.chunk)].some((t) => !own.has(t))) lead = i;
+    }
+    return [group[lead]!, ...group.filter((_, i) => i !== lead)];
   });
 }
