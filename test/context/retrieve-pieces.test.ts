@@ -177,3 +177,18 @@ test('an interface larger than the room is split: a question naming it quotes it
   assert.ok(late.text.includes('  option050?: number\n'));
   assert.ok(late.tokens <= 150);
 });
+
+test('a single line too long for the room is left out whole, and the next candidate is quoted', async () => {
+  // one line of 1,652 bytes (413 tokens: 50 + 800 digits, 799 commas, 3): no piece of it fits a 200-token room
+  const minified = `export function packedTable(): number[] { return [${Array.from({ length: 800 }, (_, i) => i % 10).join(',')}] }\n`;
+  const chunks = [...(await chunksOfTs('dist/table.ts', minified)), ...(await chunksOfTs('src/steps.ts', WEIGHTED_SUM)), ...(await chunksOfTs('src/use.ts', 'export function useTable(): number {\n  return packedTable().length\n}\n'))];
+  assert.deepEqual(chunks.map((c) => [c.name, c.startLine, c.endLine]), [
+    ['packedTable', 1, 1],
+    ['weightedSum', 1, 34],
+    ['useTable', 1, 3],
+  ]);
+  assert.equal(countTokens(chunks[0]!.text), 413);
+  const retrieved = await retrieveChunks(chunks, 'What does `packedTable` return?', { budget: 200, countTokens, secrets });
+  assert.deepEqual(retrieved.chunks.map((c) => [c.name, c.startLine, c.endLine, c.partOf]), [['useTable', 1, 3, undefined]]);
+  assert.equal(retrieved.text, `${RETRIEVAL_TITLE}\nsrc/use.ts:1-3\n\`\`\`\n${chunks[2]!.text}\n\`\`\`\n`);
+});

@@ -120,8 +120,14 @@ async function withPieces(ranked: readonly ScoredChunk[], question: string, opti
       groups.push([r]);
       continue;
     }
+    const pieces = await piecesToFit(r.chunk, fits, signal);
+    // one piece: a single line too long for the room, which the fitter leaves out whole
+    if (pieces.length === 1) {
+      groups.push([r]);
+      continue;
+    }
     split = true;
-    groups.push((await piecesToFit(r.chunk, fits, signal)).map((chunk) => ({ chunk, score: r.score })));
+    groups.push(pieces.map((chunk) => ({ chunk, score: r.score })));
   }
   if (!split) return ranked;
   const scores = scoreChunks(groups.flat().map((s) => s.chunk), question);
