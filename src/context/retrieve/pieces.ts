@@ -1,3 +1,4 @@
+import { throwIfAborted } from '../errors';
 import type { Chunk } from './chunks';
 
 /**
@@ -28,14 +29,14 @@ export function pieceOf(chunk: Chunk, startLine: number, endLine: number): Chunk
  * lines ends instead before the last blank line of its second half, when there is one, and the
  * next starts after the blank lines: only blank lines lie between two pieces. The longest
  * fitting end is found by bisection: about log2(lines) calls of `fits` per piece. Rejects with
- * whatever `fits` throws; checks `signal` before each piece (an abort rejects with its reason).
+ * whatever `fits` throws, and with an AbortError when `signal` aborts (checked before each piece).
  */
 export async function piecesToFit(chunk: Chunk, fits: (piece: Chunk) => Promise<boolean>, signal?: AbortSignal): Promise<Chunk[]> {
   const lines = chunk.text.split('\n');
   const blank = (line: number): boolean => /^\s*$/.test(lines[line - chunk.startLine] ?? '');
   const pieces: Chunk[] = [];
   for (let start = chunk.startLine; start <= chunk.endLine; ) {
-    signal?.throwIfAborted();
+    throwIfAborted(signal);
     // the last end that fits, by bisection over [start, endLine]; start itself when none does
     let lo = start;
     let hi = chunk.endLine;

@@ -100,8 +100,10 @@ export async function retrieveChunks(chunks: readonly Chunk[], question: string,
  * the candidates and pieces (`scoreChunks`) and holds a term of the question (`codeTerms`) that
  * the first lacks (the highest such); a piece keeps its chunk's `score`. (By score alone the
  * shorter last piece led for "Which file defines the function serializeSchemaProperties?" in ajv:
- * every piece has the name in its name field, and BM25 favours short documents.) `ranked` itself when nothing needs splitting or nothing could fit (a budget
- * the title alone fills). Rejects as `countTokens` and with an AbortError when `signal` aborts.
+ * every piece has the name in its name field, and BM25 favours short documents.) A chunk whose
+ * only piece is a single line too long for the room stays as it is. `ranked` itself when nothing
+ * needs splitting or nothing could fit (a budget the title alone fills). Rejects as `countTokens`
+ * and with an AbortError when `signal` aborts.
  */
 async function withPieces(ranked: readonly ScoredChunk[], question: string, options: RetrieveOptions): Promise<readonly ScoredChunk[]> {
   const { budget, countTokens, signal } = options;
