@@ -6,7 +6,7 @@
  * hit is a chunk that holds the definition's declaration line (its name's line, as tree-sitter
  * tags it: `Definition.line`) of a file defining that name with that kind.
  *
- *   node --import tsx bench/retrieval-recall.ts --real DIR [--context-size 6144] [--share 0.15] [--max 400] [--out FILE]
+ *   node --import tsx bench/retrieval-recall.ts --real DIR [--context-size 6144] [--share 0.15] [--max 400] [--include GLOB]… [--names A,B] [--code-span] [--out FILE]
  *
  * The repository is packed once, ranked, with the approximate tokenizer (bytes / 4) and the
  * prefix budget the CLI gives a context of `--context-size` tokens with `--share` of it for
@@ -15,6 +15,12 @@
  * independent of how `chunksOf` cuts it. Definitions: kinds class, interface, type, function and
  * method, names of 3 characters or more defined (with that kind) in at most 3 files (`toString`,
  * `constructor` ask nothing answerable); at most `--max` of them, spread evenly in path order.
+ * `--include` (repeatable) packs only the matching files, as `packRepository`'s `include` (a
+ * bench/repoqa/large package's own sources: `--include /lib/ --include /pino.js`); `--names`
+ * asks only about the askable definitions with these names (held-out misses such as axios's
+ * `shouldBypassProxy`, ~372 tokens, at a 2,048-token context's 307-token room); `--code-span`
+ * spells the name in backticks ("Which file defines the function `redaction`?"), as
+ * bench/repoqa/large's questions do, so that `namedIdentifiers` recognizes a plain-word name.
  * Prints recall@1/3/10 of the ranking and the recall of the section (a hit quoted within the
  * budget), per kind and in all, and writes them with each question's first hit (1-based rank) as JSON (default
  * bench/results/retrieval-recall-<the repository's folder name>.json).
@@ -51,6 +57,9 @@ async function main(): Promise<void> {
       'context-size': { type: 'string', default: '6144' },
       share: { type: 'string', default: '0.15' },
       max: { type: 'string', default: '400' },
+      include: { type: 'string', multiple: true },
+      names: { type: 'string' },
+      'code-span': { type: 'boolean', default: false },
       out: { type: 'string' },
     },
   });
@@ -59,7 +68,7 @@ async function main(): Promise<void> {
   const contextSize = Number(values['context-size']);
   const room = Math.floor(contextSize * Number(values.share));
   const countTokens = (t: string): number => Math.ceil(Buffer.byteLength(t) / 4);
-  const pack = await packRepository(root, { tokenBudget: contextSize - room - ANSWER_ROOM, countTokens, packing: 'ranked' });
+  const pack = await packRepository(root, { tokenBudget: contextSize - room - ANSWER_ROOM, countTokens, packing: 'ranked', ...(values.include !== undefined ? { include: values.include } : {}) });
   const chunks = pack.retrievable;
   const files = [...new Set(chunks.map((c) => c.path))];
   const parser = createTagsParser();
@@ -75,16 +84,20 @@ async function main(): Promise<void> {
     const key = `${d.def.kind} ${d.def.name}`;
     definers.set(key, [...(definers.get(key) ?? []), d]);
   }
-  const askable = [...definers.values()].filter((ds) => new Set(ds.map((d) => d.path)).size <= 3).map((ds) => ds[0]!);
+  const onlyNames = values.names === undefined ? undefined : new Set(values.names.split(',').filter((n) => n !== ''));
+  const askable = [...definers.values()]
+    .filter((ds) => new Set(ds.map((d) => d.path)).size <= 3 && (onlyNames === undefined || onlyNames.has(ds[0]!.def.name)))
+    .map((ds) => ds[0]!);
   askable.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.def.line - b.def.line));
   const max = Number(values.max);
   const chosen = askable.length <= max ? askable : Array.from({ length: max }, (_, i) => askable[Math.floor((i * askable.length) / max)]!);
   const holds = (c: Chunk, d: { path: string; def: Definition }): boolean => c.path === d.path && c.startLine <= d.def.line && d.def.line <= c.endLine;
   const rows = new Map<string, Row>();
   const misses: string[] = [];
-  const questions: Array<{ at: string; kind: string; name: string; firstHit: number | null; inSection: boolean }> = [];
+  const questions: Array<{ at: string; kind: string; name: string; firstHit: number | null; inSection: boolean; quoted?: string[] }> = [];
   for (const q of chosen) {
-    const question = `Which file defines the ${KINDS[q.def.kind]} ${q.def.name}?`;
+    const name = values['code-span'] ? `\`${q.def.name}\`` : q.def.name;
+    const question = `Which file defines the ${KINDS[q.def.kind]} ${name}?`;
     const answers = definers.get(`${q.def.kind} ${q.def.name}`)!;
     const ranked = rankChunks(chunks, question);
     const firstHit = ranked.findIndex((r) => answers.some((a) => holds(r.chunk, a)));
@@ -98,7 +111,10 @@ async function main(): Promise<void> {
       if (inSection) row.section++;
       rows.set(kind, row);
     }
-    questions.push({ at: `${q.path}:${q.def.line}`, kind: q.def.kind, name: q.def.name, firstHit: firstHit < 0 ? null : firstHit + 1, inSection });
+    // with --names, the quoted chunks too (`path:first-last`, best first)
+    const quoted = onlyNames === undefined ? {} : { quoted: retrieved.chunks.map((c) => `${c.path}:${c.startLine}-${c.endLine}`) };
+    questions.push({ at: `${q.path}:${q.def.line}`, kind: q.def.kind, name: q.def.name, firstHit: firstHit < 0 ? null : firstHit + 1, inSection, ...quoted });
+    if (onlyNames !== undefined) console.log(`${q.path}:${q.def.line} ${q.def.name}: first hit at rank ${firstHit < 0 ? '-' : firstHit + 1}, ${inSection ? 'in' : 'not in'} the section; quoted ${quoted.quoted!.join(', ') || 'nothing'} (${retrieved.tokens} tokens)`);
     if (!inSection) misses.push(`${q.path}:${q.def.line} ${q.def.kind} ${q.def.name} (first hit at rank ${firstHit < 0 ? '-' : firstHit + 1})`);
   }
   const order = [...Object.keys(KINDS), 'all'].filter((k) => rows.has(k));

@@ -135,7 +135,7 @@ test('a method belongs to the innermost type around it; a nested class ends its 
   ]);
 });
 
-test('a long header is cut after the last line within HEADER_MAX_CHARS, its first line always kept', async () => {
+test('a long header is cut after the last line within HEADER_MAX_CHARS, its first line always kept; its other fields go on in a header piece', async () => {
   const fields = Array.from({ length: 120 }, (_, i) => `  field${String(i).padStart(3, '0')}: number`); // 18 characters each
   const text = ['class Wide {', ...fields, '  get(): number {', '    return this.field000', '  }', '}'].join('\n');
   const chunks = await chunksOfSource('w.ts', text, 'typescript');
@@ -144,7 +144,14 @@ test('a long header is cut after the last line within HEADER_MAX_CHARS, its firs
   assert.deepEqual([header.name, header.startLine, header.endLine], ['Wide', 1, 84]);
   assert.equal(header.text.length, 12 + 83 * 19);
   assert.ok(header.text.length <= HEADER_MAX_CHARS);
-  assert.deepEqual(outline(chunks.slice(1)), [['get', 'Wide', 122, 124]]);
+  // fields 84-120 (lines 85-121, 37 × 19 − 1 = 702 characters) in one more header piece of Wide's lines 1-125
+  assert.deepEqual(outline(chunks.slice(1)), [
+    ['Wide', undefined, 85, 121],
+    ['get', 'Wide', 122, 124],
+  ]);
+  assert.equal(chunks[1]!.text, fields.slice(83).join('\n'));
+  assert.deepEqual(chunks[1]!.partOf, { startLine: 1, endLine: 125 });
+  assert.equal(header.partOf, undefined);
 });
 
 test('a Python class: its header holds the docstring and class attributes, not the decorator of its first method; methods are owned by it', async () => {

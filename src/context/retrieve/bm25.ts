@@ -122,12 +122,32 @@ function chunkIndex(chunks: readonly Chunk[], options: Bm25Options): ChunkIndex 
   const key = chunkSetKey(chunks, options);
   if (lastIndex?.key === key) return lastIndex.index;
   lastIndex = undefined; // let the old index go before the new one is built
+  const engine = buildIndex(chunks, options);
+  lastIndex = { key, index: engine };
+  return engine;
+}
+
+/**
+ * The BM25F score of each of `chunks` for `question` in an index of their own (as `rankChunks`'s:
+ * the same fields, weights and terms), by position: 0 for a chunk sharing no term with the
+ * question, and all 0 for fewer than 3 chunks or a question without terms. The index is built for
+ * this call and not kept, so the one kept for `rankChunks` stays. For ranking the pieces of a
+ * definition too large for the retrieval room among the other candidates (`retrieveChunks`). Pure.
+ */
+export function scoreChunks(chunks: readonly Chunk[], question: string, options: Bm25Options = {}): number[] {
+  const scores = chunks.map(() => 0);
+  if (chunks.length < 3 || codeTerms(question).length === 0) return scores;
+  for (const [id, score] of buildIndex(chunks, options).search(question, chunks.length)) scores[Number(id)] = score;
+  return scores;
+}
+
+/** A new consolidated BM25F index of `chunks` (at least 3), as `chunkIndex` describes. */
+function buildIndex(chunks: readonly Chunk[], options: Bm25Options): ChunkIndex {
   const engine = winkBM25();
   engine.defineConfig({ fldWeights: { name: options.nameWeight ?? 3, body: 1 }, bm25Params: { k1: options.k1 ?? 1.2, b: options.b ?? 0.75, k: 1 } });
   engine.definePrepTasks([codeTerms]);
   chunks.forEach((c, i) => engine.addDoc({ name: nameField(c), body: c.text }, i));
   engine.consolidate();
-  lastIndex = { key, index: engine };
   return engine;
 }
 

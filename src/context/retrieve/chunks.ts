@@ -20,13 +20,21 @@ export interface Chunk {
   endLine: number;
   /** Lines `startLine … endLine` of the file, joined with `\n` (no final newline). */
   text: string;
+  /**
+   * When the chunk is one of several consecutive pieces of a longer definition: that
+   * definition's first and last lines (1-based, inclusive). Set on a type's header pieces after
+   * the first (`chunksOf`) and on the pieces of a chunk too large for the retrieval room
+   * (`piecesToFit`); the section says so in the piece's block (`formatRetrievedChunk`).
+   */
+  partOf?: { startLine: number; endLine: number };
 }
 
 /**
  * Longest header chunk of a type with methods, in UTF-16 code units (~4 per token in code, so
  * about 400 tokens): a header with more fields is cut after the last line that fits (its first
- * line always kept), so that it never crowds the question's retrieval section (921 tokens at a
- * 6,144-token context and the default share).
+ * line always kept) and its remaining lines go on in further header chunks of at most this size,
+ * so that no header crowds the question's retrieval section (921 tokens at a 6,144-token context
+ * and the default share) and no field is left out.
  */
 export const HEADER_MAX_CHARS = 1600;
 
@@ -38,7 +46,11 @@ export const HEADER_MAX_CHARS = 1600;
  * - for a class, interface, struct or trait that holds methods, its header: from its name's line
  *   to the line before its first method or nested type (the declaration, its fields, a Python
  *   docstring), without the blank, comment, decorator and attribute lines that lead into that
- *   member, cut to `HEADER_MAX_CHARS`. So a question naming a class finds the class's own
+ *   member, in pieces of at most `HEADER_MAX_CHARS` (the later ones with `partOf`, the type's
+ *   lines); then, as further header pieces with `partOf`, every run of its lines after the first
+ *   member that lies in no member (fields declared between or after methods), without leading
+ *   blank and closing-bracket lines and trailing lead-in and closing-bracket lines (a run of
+ *   only those, such as the type's closing `}`, is none). So a question naming a class finds the class's own
  *   declaration (`export default class ValidationError extends Error` and its `errors` field),
  *   not only its methods (ajv's ValidationError and MissingRefError were retrieved by their
  *   constructors, named `constructor`, and the model named a file that only used them);
@@ -59,8 +71,9 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
   const isType = (d: Definition): boolean => d.kind === 'class' || d.kind === 'interface' || d.kind === 'type';
   const holds = (outer: Definition, inner: Definition): boolean => outer !== inner && outer.line <= inner.line && outer.endLine >= inner.endLine;
   const chunks: Chunk[] = [];
-  const push = (def: Definition, startLine: number, endLine: number, owner?: string): void => {
-    chunks.push({ path, name: def.name, ...(owner !== undefined ? { owner } : {}), startLine, endLine, text: lines.slice(startLine - 1, endLine).join('\n') });
+  const push = (def: Definition, startLine: number, endLine: number, owner?: string, partOf?: Chunk['partOf']): void => {
+    const text = lines.slice(startLine - 1, endLine).join('\n');
+    chunks.push({ path, name: def.name, ...(owner !== undefined ? { owner } : {}), startLine, endLine, text, ...(partOf !== undefined ? { partOf } : {}) });
   };
   for (const def of defs) {
     if (def.kind === 'const' && defs.some((o) => o.kind !== 'const' && holds(o, def))) continue;
@@ -76,16 +89,55 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
       if (members.length === 0) push(def, def.line, endLine);
       continue;
     }
-    const first = Math.min(...members.map((m) => m.line));
-    let last = Math.max(def.line, first - 1);
-    while (last > def.line && LEAD_IN.test(lines[last - 1] ?? '')) last--;
-    let chars = (lines[def.line - 1] ?? '').length;
-    let cut = def.line;
-    while (cut < last && chars + 1 + (lines[cut] ?? '').length <= HEADER_MAX_CHARS) chars += 1 + (lines[cut++] ?? '').length;
-    push(def, def.line, Math.min(cut, lines.length));
+    const partOf = { startLine: def.line, endLine };
+    headerRuns(lines, def.line, endLine, members).forEach(([runStart, runEnd], r) => {
+      // each run in pieces of at most HEADER_MAX_CHARS (at least one line each)
+      for (let start = runStart; start <= runEnd; ) {
+        let chars = (lines[start - 1] ?? '').length;
+        let cut = start;
+        while (cut < runEnd && chars + 1 + (lines[cut] ?? '').length <= HEADER_MAX_CHARS) chars += 1 + (lines[cut++] ?? '').length;
+        push(def, start, cut, undefined, r === 0 && start === runStart ? undefined : partOf);
+        start = cut + 1;
+      }
+    });
   }
-  return chunks;
+  // a type's header pieces after its methods' lines: by first line (stable: a header before the
+  // method starting on its line)
+  return chunks.sort((a, b) => a.startLine - b.startLine);
 }
+
+/**
+ * The header runs of a type spanning lines `first … last` (1-based, inclusive) whose members
+ * (methods, nested types with methods) are `members`, as `[start, end]` line pairs in order: the
+ * declaration (its first line always, to the line before the first member, less trailing lead-in
+ * lines), then each run of later lines in no member, less leading blank and closing lines and
+ * trailing lead-in and closing lines, when anything is left. Pure.
+ */
+function headerRuns(lines: readonly string[], first: number, last: number, members: readonly Definition[]): Array<[number, number]> {
+  const firstMember = Math.min(...members.map((m) => m.line));
+  let end = Math.min(Math.max(first, firstMember - 1), lines.length);
+  while (end > first && LEAD_IN.test(lines[end - 1] ?? '')) end--;
+  const runs: Array<[number, number]> = [[first, end]];
+  const inMember = (line: number): boolean => members.some((m) => m.line <= line && line <= m.endLine);
+  for (let line = firstMember + 1; line <= Math.min(last, lines.length); line++) {
+    if (inMember(line)) continue;
+    let runEnd = line;
+    while (runEnd < Math.min(last, lines.length) && !inMember(runEnd + 1)) runEnd++;
+    let start = line;
+    while (start <= runEnd && (BLANK.test(lines[start - 1]!) || CLOSING.test(lines[start - 1]!))) start++;
+    let stop = runEnd;
+    while (stop >= start && (LEAD_IN.test(lines[stop - 1]!) || CLOSING.test(lines[stop - 1]!))) stop--;
+    if (start <= stop) runs.push([start, stop]);
+    line = runEnd;
+  }
+  return runs;
+}
+
+/** A blank line. */
+const BLANK = /^\s*$/;
+
+/** A line that only closes brackets (`}`, `};`, `)],`) or a block (Ruby's and Lua's `end`). */
+const CLOSING = /^\s*(?:[)\]}]+\s*[;,]?|end)\s*$/;
 
 /**
  * A line that leads into the member after it rather than belonging to the type's header: blank,
