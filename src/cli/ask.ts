@@ -60,8 +60,9 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --kv-type f16|f32|q8_0|…        KV cache type (default f16)
   --gpu-layers <n>        layers offloaded to a GPU build, or with --rpc to the RPC servers (default 0; with --rpc all)
   --rpc <host:port,…>     spread the model's layers over llama.cpp RPC servers ('reposnap rpc-server'; README, "RPC servers")
-${packFlagsHelp()}  --retrieval-share <F>   with --packing ranked: share of the context, 0 <= F < 1, for the question's
-                          retrieved chunks of files not in full (default 0.15, as reposnap.retrievalShare; 0: none)
+${packFlagsHelp()}  --retrieval-share <F>   with --packing ranked (or auto, when it packs ranked): share of the context,
+                          0 <= F < 1, for the question's retrieved chunks of files not in full (default 0.15,
+                          as reposnap.retrievalShare; 0: none)
   --thread <id>           the conversation this question belongs to (follow-ups reuse its turns; needs the cache)
   --follow-up resnap|continue   resnap: restore the uncompressed repository prefix and re-run SnapKV
                           for the new question (default); continue: append to the thread's compressed cache
@@ -143,8 +144,8 @@ export async function runAsk(args: string[]): Promise<number> {
 
   const flags = packFlags(o, checks);
   const retrievalShare = checks.check('retrieval-share', () => retrievalShareOption(o['retrieval-share'], flags.packing)) ?? 0;
-  if (retrievalShare > 0 && flags.packing !== 'ranked') {
-    checks.check('retrieval-share', () => fail('--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)'));
+  if (retrievalShare > 0 && flags.packing === 'smallest-first') {
+    checks.check('retrieval-share', () => fail('--retrieval-share needs --packing ranked or auto (retrieval quotes files the ranked packing left out of the full text)'));
   }
 
   const followUp = o['follow-up'] ?? 'resnap';

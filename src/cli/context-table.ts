@@ -4,7 +4,7 @@
  * tokens, then the files left out and why.
  */
 import { escapeControls, quotePath } from './terminal-text';
-import { byKeptShare, leftOutText, percent, sectionName, statusLabel, summaryText, type ContextReport } from '../pipeline/context-report';
+import { autoPackingText, byKeptShare, leftOutText, percent, sectionName, statusLabel, summaryText, type ContextReport } from '../pipeline/context-report';
 
 /** Width of the kept-share bar [characters]. */
 const BAR_CHARS = 10;
@@ -21,7 +21,8 @@ const BAR_CHARS = 10;
  *   big.ts: did not fit the context — needs 900 tokens, 2 of 10 left
  * ```
  *
- * The prompt's sections that are not files (the ranked packing's file tree and repository map)
+ * The `packing:` line is there only when the `auto` packing chose (`summary.packingAuto`;
+ * {@link autoPackingText}). The prompt's sections that are not files (the ranked packing's file tree and repository map)
  * follow the files as `(file tree)`, `(repository map)`, `(retrieved chunks)`. Files in the map
  * only or with retrieved chunks read `path (map)` and `path (retrieved)` with the tokens and kept share of their blocks in those
  * sections, a file in both `path (map + retrieved)` with its blocks in both. A share that is not
@@ -34,6 +35,7 @@ const BAR_CHARS = 10;
  */
 export function formatContextTable(report: ContextReport): string {
   const lines = [`context: ${summaryText(report.summary)}`];
+  if (report.summary.packingAuto === true && report.summary.packing !== undefined) lines.push(`packing: ${autoPackingText(report.summary.packing)}`);
   const rows = [
     ...byKeptShare(report.files).map((f) => ({ name: f.status === 'full' ? quotePath(f.path) : `${quotePath(f.path)} (${statusLabel(f)})`, tokens: f.tokens, keptShare: f.keptShare })),
     ...(report.sections ?? []).map((s) => ({ name: `(${sectionName(s.kind)})`, tokens: s.tokens, keptShare: s.keptShare })),

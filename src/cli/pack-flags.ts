@@ -2,6 +2,7 @@
  * The packing flags that `reposnap ask` and `reposnap pack` share: one option table, one help
  * text, one parser, so that `pack` lists exactly what `ask` would pack with the same flags.
  */
+import { DEFAULT_SETTINGS } from '../config/settings';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
 import type { PackNotice, PackOrder } from '../context/pack';
 import { DEFAULT_MAX_WALK_ENTRIES } from '../context/walk';
@@ -78,7 +79,7 @@ export function packFlags(
     defaultExcludes: !values['no-default-excludes'],
     skipGenerated: !values['keep-generated'],
     order: order ?? 'mtime',
-    packing: checks.check('packing', () => packingOption(values.packing)) ?? 'smallest-first',
+    packing: checks.check('packing', () => packingOption(values.packing)) ?? DEFAULT_SETTINGS.packing,
     maxFileBytes: checks.check('max-file-bytes', () => intOption('max-file-bytes', values['max-file-bytes'], DEFAULT_MAX_FILE_BYTES, 0)) ?? DEFAULT_MAX_FILE_BYTES,
     maxWalkEntries: checks.check('max-walk-entries', () => intOption('max-walk-entries', values['max-walk-entries'], DEFAULT_MAX_WALK_ENTRIES, 1)) ?? DEFAULT_MAX_WALK_ENTRIES,
   };

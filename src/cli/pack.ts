@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { manifestEntries, manifestTotals, type ManifestEntry } from '../context/manifest';
 import { packRepository, type PackResult } from '../context/pack';
+import { autoPackingText } from '../pipeline/context-report';
 import { defaultCacheRoot } from '../cache/location';
 import { loadModel } from '../engine/model';
 import { escapeControls, quotePath, terminalJson } from './terminal-text';
@@ -24,9 +25,10 @@ their tokens, every other path with the reason it was left out, and the totals.
   --model <file.gguf>     count tokens with this model's tokenizer (exact); without it the
                           count is approximate: ceil(UTF-8 bytes / 4) per section
   --budget <n>            token budget for the file sections (default: no limit); when the
-                          repository is larger, the largest files are left out first
+                          repository is larger, --packing decides what is left out
 ${packFlagsHelp(`                          (ranked needs --budget: it chooses what fits one; 'reposnap ask' packs for
-                          its context, this lists the same choice for the budget given)
+                          its context, this lists the same choice for the budget given; auto says
+                          which it chose; ask keeps the retrieval share out of ranked's budget)
 `)}  --cache-dir <dir>       the cache folder 'reposnap ask' uses (default: $REPOSNAP_CACHE_DIR or
                           ~/.cache/reposnap): left out, as ask leaves it out, when inside the repository
   --gpu-layers <n>        layers offloaded when loading --model on a GPU build (default 0)
@@ -143,6 +145,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
         tokenizer: o.model !== undefined ? { kind: 'model', model: path.resolve(o.model) } : { kind: 'approximate', rule: 'ceil(utf8Bytes / 4) per section' },
         order: result.order,
         packing: result.packing,
+        packingAuto: result.auto,
         tokenBudget: Number.isFinite(tokenBudget) ? tokenBudget : null,
         totals,
         notices: result.notices.map((n) => ({ code: n.code, message: n.message })),
@@ -162,6 +165,17 @@ function rankedSummary(result: PackResult): string {
   for (const sec of result.sections) byKind.set(sec.kind, (byKind.get(sec.kind) ?? 0) + sec.tokens);
   const label: Record<string, string> = { tree: 'file tree', file: 'files in full', map: 'repository map' };
   return [...byKind].map(([kind, tokens]) => `${label[kind] ?? kind} ${tokens} tokens`).join(', ') || 'nothing fits';
+}
+
+/**
+ * The totals' `packing` line: `ranked: <sections>` for the ranked packing, prefixed by what auto
+ * chose when it chose (`auto chose ranked (not every file fits in full): …`); none for an explicit
+ * smallest-first.
+ */
+function packingLines(result: PackResult): string[] {
+  const auto = result.auto ? autoPackingText(result.packing) : undefined;
+  if (result.packing === 'ranked') return [`packing     ${auto ?? 'ranked'}: ${rankedSummary(result)}`];
+  return auto !== undefined ? [`packing     ${auto}`] : [];
 }
 
 /** The manifest as aligned text: tokens, status, path, detail in parentheses. */
@@ -189,7 +203,7 @@ function formatTotals(result: PackResult, totals: ReturnType<typeof manifestTota
     `repository  ${quotePath(result.root)}`,
     `tokenizer   ${tokenizer}`,
     `order       ${orderText}`,
-    ...(result.packing === 'ranked' ? [`packing     ranked: ${rankedSummary(result)}`] : []),
+    ...packingLines(result),
     `budget      ${budget}`,
     `included    ${totals.files} files, ${totals.bytes} bytes, ${totals.tokens} tokens`,
     `left out    ${byReason === '' ? 'nothing' : byReason}`,

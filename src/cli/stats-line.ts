@@ -4,7 +4,8 @@ import type { AskStats } from '../pipeline/ask';
 /**
  * `stats: L=… B=… ratio=… …` — key=value pairs, times in ms, speeds in tokens/s, sizes in bytes.
  * With the ranked packing, `packing=ranked mapped=N retrieved=M` follow `skipped` (files in the
- * repository map only, files with retrieved chunks; `ContextSummary`). For an interleaved
+ * repository map only, files with retrieved chunks; `ContextSummary`); a packing the `auto`
+ * packing chose reads `packing=auto:ranked mapped=N retrieved=M` or `packing=auto:smallest-first`. For an interleaved
  * sliding-window model (Gemma 3) B counts the global layers and `swa_cells=C swa_window=W` follow
  * it: the cells the sliding-window layers hold (min(L, W)) and their window (issue 17).
  */
@@ -19,7 +20,7 @@ export function formatStats(s: AskStats): string {
     `snap=${s.snap ? 'on' : 'off'}`,
     `files=${s.files}`,
     `skipped=${s.skipped}`,
-    ...(s.context?.summary.packing === 'ranked' ? ['packing=ranked', `mapped=${s.context.summary.mappedFiles ?? 0}`, `retrieved=${s.context.summary.retrievedFiles ?? 0}`] : []),
+    ...packingPairs(s),
     ...(s.droppedTurns > 0 ? [`dropped_turns=${s.droppedTurns}`] : []),
     `pack_ms=${f(s.packMs)}`,
     `cache=${s.cache}`,
@@ -36,4 +37,13 @@ export function formatStats(s: AskStats): string {
     `kv_bytes=${s.kvBytesBefore}->${s.kvBytesAfter}`,
     `stop=${s.stopReason}`,
   ].join(' ');
+}
+
+/** The stats line's packing pairs (see {@link formatStats}); none for a smallest-first packing that auto did not choose. */
+function packingPairs(s: AskStats): string[] {
+  const summary = s.context?.summary;
+  if (summary?.packing === undefined) return [];
+  const auto = summary.packingAuto === true ? 'auto:' : '';
+  if (summary.packing === 'ranked') return [`packing=${auto}ranked`, `mapped=${summary.mappedFiles ?? 0}`, `retrieved=${summary.retrievedFiles ?? 0}`];
+  return auto === '' ? [] : [`packing=${auto}smallest-first`];
 }

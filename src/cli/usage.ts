@@ -143,14 +143,14 @@ export function numberOption(name: string, value: string | undefined, def: numbe
 
 /**
  * Parses `--retrieval-share`: the share of the context kept for the question's retrieval
- * section (`AskRequest.retrievalShare`), a number in [0, 1). Default: with the ranked packing the
- * extension's (`reposnap.retrievalShare`, `DEFAULT_SETTINGS.retrievalShare`, 0.15), so that the
- * command line and VS Code ask the same prompt; otherwise 0 (retrieval quotes files the ranked
- * packing left out of the full text).
+ * section (`AskRequest.retrievalShare`), a number in [0, 1). Default: with the ranked or auto
+ * packing the extension's (`reposnap.retrievalShare`, `DEFAULT_SETTINGS.retrievalShare`, 0.15),
+ * so that the command line and VS Code ask the same prompt (auto uses it only when it chooses
+ * ranked); otherwise 0 (retrieval quotes files the ranked packing left out of the full text).
  * @throws UsageError when the value is not a number in [0, 1).
  */
-export function retrievalShareOption(value: string | undefined, packing: 'smallest-first' | 'ranked'): number {
-  if (value === undefined) return packing === 'ranked' ? DEFAULT_SETTINGS.retrievalShare : 0;
+export function retrievalShareOption(value: string | undefined, packing: PackingFlag): number {
+  if (value === undefined) return packing !== 'smallest-first' ? DEFAULT_SETTINGS.retrievalShare : 0;
   const n = value.trim() === '' ? NaN : Number(value);
   if (!Number.isFinite(n) || n < 0 || n >= 1) {
     throw new UsageError(`--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '${value}'); e.g. --retrieval-share 0.15`, { option: 'retrieval-share' });
@@ -200,26 +200,28 @@ export function rpcOption(value: string | undefined): string[] {
   }
 }
 
-/** `--packing`'s values, in `PackOptions.packing`'s words. */
-export const PACKINGS = ['smallest-first', 'ranked'] as const;
+/** `--packing`'s values, in `PackOptions.packing`'s words (`PACKING_OPTIONS`). */
+export const PACKINGS = ['auto', 'smallest-first', 'ranked'] as const;
 
 /** How `ask` and `pack` choose files ({@link PACKINGS}). */
 export type PackingFlag = (typeof PACKINGS)[number];
 
 /** `--packing`'s help lines, the same in `reposnap ask --help` and `reposnap pack --help`. */
-export const PACKING_HELP = `  --packing smallest-first|ranked
-                          how files are chosen when the repository does not fit (default smallest-first);
-                          ranked: a file tree, files in full by PageRank, then a repository map of the rest
+export const PACKING_HELP = `  --packing auto|smallest-first|ranked
+                          how files are chosen when the repository does not fit (default auto);
+                          smallest-first: the smallest files in full until the budget is used;
+                          ranked: a file tree, files in full by PageRank, then a repository map of the rest;
+                          auto: smallest-first when every file fits in full, else ranked (with retrieval)
 `;
 
 /**
  * Parses `--packing` for `ask` and `pack` alike (one parser, one help text: {@link PACKING_HELP}).
- * @returns `smallest-first` when the flag is absent.
+ * @returns `auto` when the flag is absent (`DEFAULT_SETTINGS.packing`, as the extension).
  * @throws UsageError naming the values for anything else.
  */
 export function packingOption(value: string | undefined): PackingFlag {
-  const packing = value ?? 'smallest-first';
-  if (!(PACKINGS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be ${PACKINGS.join(' or ')} (got '${packing}')`, { option: 'packing' });
+  const packing = value ?? DEFAULT_SETTINGS.packing;
+  if (!(PACKINGS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be auto, smallest-first or ranked (got '${packing}')`, { option: 'packing' });
   return packing as PackingFlag;
 }
 

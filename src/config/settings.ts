@@ -6,6 +6,7 @@
  * (test/extension/settings.test.ts checks that they agree).
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
+import { PACKING_OPTIONS, type PackingOption } from '../context/packing';
 import { KV_CACHE_TYPES, type BudgetAllocation, type KvCacheType } from '../engine/native';
 import { parseRpcServers } from '../engine/rpc';
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapPooling, type SnapPrior, type SnapScorer } from './snap-options';
@@ -69,13 +70,15 @@ export interface ReposnapSettings {
   maxFileBytes: number;
   /**
    * How files are chosen when the repository does not fit (`PackOptions.packing`, issue 15):
+   * `auto` (default), smallest-first when every file fits in full, else ranked with retrieval;
    * `smallest-first`, the smallest files in full; `ranked`, a file tree, the highest-PageRank
    * files in full (favouring the files open in editors) and a repository map of the others.
    */
-  packing: 'smallest-first' | 'ranked';
+  packing: PackingOption;
   /**
-   * With `packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
-   * retrieved chunks of files not in full (`AskRequest.retrievalShare`); 0 = no retrieval.
+   * With `packing: 'ranked'` (or `'auto'` when it chooses ranked): the share of the context, in
+   * [0, 1), kept for the question's retrieved chunks of files not in full
+   * (`AskRequest.retrievalShare`); 0 = no retrieval.
    */
   retrievalShare: number;
   /** Show an "Explain" CodeLens above functions, methods and classes. */
@@ -111,7 +114,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   include: [],
   exclude: [],
   maxFileBytes: 262144,
-  packing: 'smallest-first',
+  packing: 'auto',
   retrievalShare: 0.15,
   codeLens: true,
   RPCServers: [],
@@ -246,7 +249,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     include: globs('include'),
     exclude: globs('exclude'),
     maxFileBytes: int('maxFileBytes', 1),
-    packing: oneOf('packing', ['smallest-first', 'ranked']),
+    packing: oneOf<PackingOption>('packing', PACKING_OPTIONS),
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
     RPCServers: endpoints('RPCServers'),

@@ -9,24 +9,14 @@ import { DEFAULT_MAX_WALK_ENTRIES, walkRepository, type WalkedFile, type WalkTru
 import { processTagsCache, type TagsCache } from './map/cache';
 import { DEFAULT_RANKED_SHARES, packRanked, type MappedFile, type PackSection, type RankedShares } from './ranked';
 import type { Chunk } from './retrieve/chunks';
+import { PACKING_OPTIONS, type Packing, type PackingOption } from './packing';
 
 export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
 export type { TextEncodingName } from './filter';
 export type { MappedFile, PackSection, RankedShares } from './ranked';
 export type { Chunk } from './retrieve/chunks';
+export { PACKING_OPTIONS, type Packing, type PackingOption } from './packing';
 export { FileSecretVerdicts } from './secrets';
-
-/**
- * How files are chosen when the repository does not fit the budget:
- *
- * - `'smallest-first'` (default): smallest files first (see `packRepository`); the prompt is the
- *   files' sections.
- * - `'ranked'` (issue 15): a file tree of the whole repository, files in full by PageRank over
- *   the definition → reference graph (favouring `recentFiles`), and a repository map (the
- *   definitions, with line numbers and signatures, of the parsed files not in full); see
- *   `packRanked`. Question-independent, so the prompt stays a cacheable prefix.
- */
-export type Packing = 'smallest-first' | 'ranked';
 
 /**
  * The order of the sections in the packed prompt (`PackResult.files`):
@@ -124,8 +114,15 @@ export interface PackOptions {
   fs?: ContextFs;
   /** File reads kept in flight ahead of tokenization, an integer ≥ 1. Default 16. */
   readAhead?: number;
-  /** How files are chosen; see `Packing`. Default `'smallest-first'`. */
-  packing?: Packing;
+  /** How files are chosen; see `PackingOption`. Default `'smallest-first'` (the product's default, `'auto'`, is passed by the CLI and the extension). */
+  packing?: PackingOption;
+  /**
+   * `'auto'` only: the token budget when auto packs ranked, a number in [0, `tokenBudget`]
+   * [tokens]; the pipeline keeps the retrieval section's room out of it, as it does for an explicit
+   * `'ranked'`. Whether smallest-first fits is always decided against `tokenBudget`. Default
+   * `tokenBudget`.
+   */
+  rankedTokenBudget?: number;
   /**
    * `'ranked'` only: paths (relative to the root, `/`-separated) of files the user has open or
    * edited recently; PageRank is personalized towards them. Default none (uniform).
@@ -198,8 +195,13 @@ export interface PackResult {
    * reports its own (`skippedEntry`; see `withRetrievalSkips`).
    */
   secrets: FileSecretVerdicts;
-  /** How files were chosen. */
+  /** How files were chosen (with `packing: 'auto'`, the one auto chose). */
   packing: Packing;
+  /**
+   * true when `packing` was chosen by `PackOptions.packing: 'auto'` (smallest-first: every
+   * packable file fit `tokenBudget` in full; ranked: one did not).
+   */
+  auto: boolean;
   /** Files (and directories) looked at but not included, with reasons, in code-unit order of `path`. */
   skipped: SkippedFile[];
   /** Entries left out by `.gitignore`, excludes or includes (never read), in code-unit order of `path`. */
@@ -212,7 +214,7 @@ export interface PackResult {
   ignoredCount: number;
   /** The order of `files`. */
   order: PackOrder;
-  /** The budget packed against, in tokens (`Infinity` when unlimited). */
+  /** The budget packed against, in tokens (`Infinity` when unlimited); auto's ranked: `rankedTokenBudget`. */
   tokenBudget: number;
   /** Notices about the whole pack (empty when there is nothing to say); see `PackNotice`. */
   notices: PackNotice[];
@@ -263,6 +265,11 @@ const READ_AHEAD = 16;
  * 4. Order the kept sections for the prompt (`order`, default least recently modified
  *    first; see `PackOrder`).
  *
+ * With `packing: 'ranked'`, step 3 is `packRanked`'s instead. With `packing: 'auto'`, step 3 runs
+ * as smallest-first's until the first file left out as `'over-budget'`: none, and the result is
+ * smallest-first's (`auto: true`); one, and the walked files are packed ranked against
+ * `rankedTokenBudget` (read again; progress restarts at `'read'`; secret verdicts are reused).
+ *
  * Units: sizes in bytes, budget and counts in tokens. `totalTokens` is the sum of per-section
  * counts, which may differ slightly from the token count of the concatenated sections.
  *
@@ -292,7 +299,11 @@ export async function packRepository(root: string, options: PackOptions): Promis
   const maxWalkEntries = options.maxWalkEntries ?? DEFAULT_MAX_WALK_ENTRIES;
   const packing = options.packing ?? 'smallest-first';
   const secrets = new FileSecretVerdicts(skipSecrets);
-  if (packing !== 'smallest-first' && packing !== 'ranked') throw new RangeError(`packing must be 'smallest-first' or 'ranked', got ${String(packing)}`);
+  if (!PACKING_OPTIONS.includes(packing)) throw new RangeError(`packing must be 'auto', 'smallest-first' or 'ranked', got ${String(packing)}`);
+  const rankedTokenBudget = options.rankedTokenBudget ?? tokenBudget;
+  if (typeof rankedTokenBudget !== 'number' || !(rankedTokenBudget >= 0 && rankedTokenBudget <= tokenBudget)) {
+    throw new RangeError(`rankedTokenBudget must be a number in [0, tokenBudget = ${String(tokenBudget)}], got ${String(rankedTokenBudget)}`);
+  }
   const shares = { ...DEFAULT_RANKED_SHARES, ...options.rankedShares };
   if (!(shares.tree >= 0 && shares.tree <= 1 && shares.full >= 0 && shares.full <= 1)) {
     throw new RangeError(`rankedShares.tree and rankedShares.full must be in [0, 1], got ${String(shares.tree)} and ${String(shares.full)}`);
@@ -319,10 +330,11 @@ export async function packRepository(root: string, options: PackOptions): Promis
   if (walked.truncated !== undefined) notices.push(walkLimitNotice(walked.truncated));
   const candidates = [...walked.files].sort(compareKeepRank);
   const total = candidates.length;
-  if (packing === 'ranked') {
+  /** The ranked packing of the walked files against `budget`. */
+  const packRankedResult = async (budget: number, auto: boolean): Promise<PackResult> => {
     const ranked = await packRanked({
       candidates,
-      tokenBudget,
+      tokenBudget: budget,
       countTokens,
       maxFileBytes,
       skipGenerated: options.skipGenerated ?? true,
@@ -350,17 +362,19 @@ export async function packRepository(root: string, options: PackOptions): Promis
       mapped: ranked.mapped,
       retrievable: ranked.chunks,
       secrets,
-      packing,
+      packing: 'ranked',
+      auto,
       skipped,
       ignored: walked.ignored,
       totalTokens: sections.reduce((n, s) => n + s.tokens, 0),
       totalBytes: files.reduce((n, f) => n + f.bytes, 0),
       ignoredCount: walked.ignoredCount,
       order,
-      tokenBudget,
+      tokenBudget: budget,
       notices,
     };
-  }
+  };
+  if (packing === 'ranked') return packRankedResult(tokenBudget, false);
 
   const kept: PackedFile[] = [];
   const skipped: SkippedFile[] = [...walked.skipped];
@@ -375,6 +389,12 @@ export async function packRepository(root: string, options: PackOptions): Promis
   // need more than ESTIMATE_MARGIN times that many tokens than are left is not tokenized.
   let minTokensPerChar = Infinity;
   const budgetNote = 'larger files are dropped first';
+  // 'auto' stops at the first file left out for the budget and packs ranked instead
+  let overBudget = false;
+  const skipOverBudget = (entry: SkippedFile): void => {
+    overBudget = true;
+    skipped.push(entry);
+  };
 
   // Reads never reject (failures are verdicts), so starting them early is safe even if we abort.
   const reads: Array<Promise<FileVerdict> | undefined> = new Array(total);
@@ -394,7 +414,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
   // A synchronous tokenizer with reads already done would never give timers, I/O and
   // signal handlers (Ctrl-C → abort) a turn: yield to the event loop every few ms.
   const maybeYield = createYielder(YIELD_EVERY_MS);
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < total && !(packing === 'auto' && overBudget); i++) {
     await maybeYield();
     throwIfAborted(signal);
     startReads(i + readAhead);
@@ -409,13 +429,13 @@ export async function packRepository(root: string, options: PackOptions): Promis
     }
     const left = tokenBudget - totalTokens;
     if (budgetExhausted) {
-      skipped.push({ path: file.path, reason: 'over-budget', detail: `not tokenized: ${left} of ${tokenBudget} tokens left (${budgetNote})` });
+      skipOverBudget({ path: file.path, reason: 'over-budget', detail: `not tokenized: ${left} of ${tokenBudget} tokens left (${budgetNote})` });
       continue;
     }
 
     const estimate = Number.isFinite(minTokensPerChar) ? Math.floor(ESTIMATE_MARGIN * minTokensPerChar * verdict.text.length) : 0;
     if (estimate > left) {
-      skipped.push({ path: file.path, reason: 'over-budget', detail: `not tokenized: needs about ${estimate}+ tokens, ${left} of ${tokenBudget} left (${budgetNote})` });
+      skipOverBudget({ path: file.path, reason: 'over-budget', detail: `not tokenized: needs about ${estimate}+ tokens, ${left} of ${tokenBudget} left (${budgetNote})` });
       continue;
     }
 
@@ -443,7 +463,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     if (fit.kind === 'over') {
       const floor = Math.min(MIN_SECTION_TOKENS, smallestSection);
       budgetExhausted = left < floor;
-      skipped.push({
+      skipOverBudget({
         path: file.path,
         reason: 'over-budget',
         detail: `not tokenized in full: its first ${fit.prefixChars} of ${text.length} characters alone need ${fit.prefixTokens} tokens, ${left} of ${tokenBudget} left (${budgetNote})`,
@@ -462,10 +482,11 @@ export async function packRepository(root: string, options: PackOptions): Promis
       budgetExhausted = tokenBudget - totalTokens < floor;
     } else {
       budgetExhausted = left < floor;
-      skipped.push({ path: file.path, reason: 'over-budget', tokens, detail: `needs ${tokens} tokens, ${left} of ${tokenBudget} left (${budgetNote})` });
+      skipOverBudget({ path: file.path, reason: 'over-budget', tokens, detail: `needs ${tokens} tokens, ${left} of ${tokenBudget} left (${budgetNote})` });
     }
   }
   throwIfAborted(signal);
+  if (packing === 'auto' && overBudget) return packRankedResult(rankedTokenBudget, true);
 
   kept.sort(order === 'mtime' ? compareMtime : (a, b) => compareCodeUnits(a.path, b.path));
   skipped.sort((a, b) => compareCodeUnits(a.path, b.path));
@@ -476,7 +497,8 @@ export async function packRepository(root: string, options: PackOptions): Promis
     mapped: [],
     retrievable: [],
     secrets,
-    packing,
+    packing: 'smallest-first',
+    auto: packing === 'auto',
     skipped,
     ignored: walked.ignored,
     totalTokens,

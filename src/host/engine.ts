@@ -44,7 +44,7 @@ function storeFor(dir: string | undefined): CacheStore | undefined {
 /**
  * The pipeline's request of a wire request: the request as sent, with the loaded model, the
  * folder's cache store, the abort signal, the extension's option names, and with the ranked
- * packing the process's tags cache (`processTagsCache`), and the cache root (the parent of
+ * or auto packing the process's tags cache (`processTagsCache`), and the cache root (the parent of
  * `cacheDir`, as `CacheStore.fingerprintMemo` takes it) left out of the pack wherever it lies. The answer room is the
  * `reposnap.maxTokens` setting (`maxTokens`): a setting, the same for every question, so the
  * packed prefix does not change between questions, and every answer fits the room kept for it.
@@ -57,7 +57,7 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
     model,
     signal,
     optionNames: SETTING_NAMES,
-    pack: { ...pack, ...(pack.packing === 'ranked' ? { tagsCache: processTagsCache() } : {}), ...(cacheDir ? { cacheDirs: [path.dirname(cacheDir)] } : {}) },
+    pack: { ...pack, ...(pack.packing === 'ranked' || pack.packing === 'auto' ? { tagsCache: processTagsCache() } : {}), ...(cacheDir ? { cacheDirs: [path.dirname(cacheDir)] } : {}) },
     store: storeFor(cacheDir),
   };
 }

@@ -23,7 +23,7 @@ export interface AskTarget {
   cacheDir?: string;
   /** Only bring the cached repository prefix up to date (the file watcher). */
   prepareOnly?: boolean;
-  /** Files open in the window's editors, relative to `repo`, sorted; used by the ranked packing only. */
+  /** Files open in the window's editors, relative to `repo`, sorted; used by the ranked packing only (asked, or chosen by auto). */
   recentFiles?: string[];
   /** The file whose code the question quotes (an explanation's document and its whole text): `AskRequest.quoted`. */
   quoted?: QuotedFile;
@@ -32,12 +32,12 @@ export interface AskTarget {
 /**
  * The request for `target` under `settings` (`withFilesExclude`'s, for the folder): SnapKV options,
  * context size (`0`: the model's default, sent as none), answer length, engine options, follow-up
- * mode and packing. The retrieval share and the open files apply to the ranked packing only
- * (smallest-first sends share 0 and no files). Pure.
+ * mode and packing. The retrieval share and the open files apply to the ranked packing only,
+ * which `auto` may choose (smallest-first sends share 0 and no files). Pure.
  */
 export function askParams(settings: ReposnapSettings, target: AskTarget): AskParams {
   const s = settings;
-  const ranked = s.packing === 'ranked';
+  const ranked = s.packing !== 'smallest-first';
   const model: ModelSpec = { path: target.modelPath, gpuLayers: s.GPULayers, ...(s.RPCServers.length > 0 ? { rpcServers: [...s.RPCServers] } : {}) };
   return {
     threadId: target.threadId,

@@ -140,14 +140,20 @@ async function prepareAndAnswer(
   // the retrieval room does not depend on the question either (nor on prepareOnly): same files, same prefix
   const retrievalShare = req.retrievalShare ?? 0;
   if (!(retrievalShare >= 0 && retrievalShare < 1)) throw new RangeError(`retrievalShare must be in [0, 1), got ${String(req.retrievalShare)}`);
-  const retrievalRoom = req.pack?.packing === 'ranked' ? Math.floor(contextSize * retrievalShare) : 0;
-  const tokenBudget = contextSize - reserve - retrievalRoom;
+  // ranked (asked, or chosen by auto) keeps the retrieval room out of the files' budget; auto
+  // decides whether smallest-first fits against the whole of it (then no retrieval room)
+  const packing = req.pack?.packing ?? 'smallest-first';
+  const retrievalRoom = packing !== 'smallest-first' ? Math.floor(contextSize * retrievalShare) : 0;
+  const filesBudget = contextSize - reserve;
+  const rankedBudget = Math.max(0, filesBudget - retrievalRoom);
+  const tokenBudget = packing === 'ranked' ? rankedBudget : filesBudget;
 
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
   let pack = await packRepository(req.repo, {
     ...req.pack,
     tokenBudget,
+    ...(packing === 'auto' ? { rankedTokenBudget: rankedBudget } : {}),
     maxFileBytes: req.maxFileBytes,
     signal: req.signal,
     countTokens: (text) => {
@@ -170,7 +176,7 @@ async function prepareAndAnswer(
   let retrieval: Int32Array = new Int32Array(0);
   let retrievedFiles: { path: string; tokens: number; offset: number }[] = [];
   let retrievalText = '';
-  if (retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
+  if (pack.packing === 'ranked' && retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
     const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, secrets: pack.secrets, signal: req.signal });
     // a file retrieval found holding a secret is reported as the packer reports its own
     pack = withRetrievalSkips(pack, retrieved.skipped);

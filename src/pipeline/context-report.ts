@@ -90,6 +90,8 @@ export interface ContextSummary {
   totalFiles: number;
   /** How files were chosen (`PackResult.packing`); absent for a report built without it. */
   packing?: 'smallest-first' | 'ranked';
+  /** true when `packing` was chosen by the `auto` packing (`PackResult.auto`); absent otherwise. */
+  packingAuto?: true;
   /**
    * Files in the repository map: `'map'` files and `'retrieved'` files also in the map (with
    * `parts`); absent in reports stored before issue 15. (Reports made before a file could be
@@ -223,6 +225,8 @@ export interface ContextReportInput {
     ignoredCount: number;
     /** How files were chosen (`PackResult.packing`). */
     packing?: 'smallest-first' | 'ranked';
+    /** Whether the `auto` packing chose `packing` (`PackResult.auto`); default false. */
+    auto?: boolean;
     /**
      * Files in the repository map (`PackResult.mapped`), with their block's tokens and offset in
      * the `'map'` section when known (`MappedFile.tokens`, `.offset`) [tokens]; default none.
@@ -386,6 +390,7 @@ export function contextReport(input: ContextReportInput): ContextReport {
       packedFiles: packed,
       totalFiles: packed + pack.skipped.length,
       ...(pack.packing !== undefined ? { packing: pack.packing } : {}),
+      ...(pack.packing !== undefined && pack.auto === true ? { packingAuto: true as const } : {}),
       mappedFiles,
       retrievedFiles,
       ...(leftOutUnlisted > 0 ? { leftOutUnlisted } : {}),
@@ -485,6 +490,15 @@ export function leftOutText(f: Pick<ContextFile, 'reason' | 'detail'>): string {
  */
 export function summaryText(s: ContextSummary): string {
   return `${packedText(s)} · ${keptText(s)}`;
+}
+
+/**
+ * What the `auto` packing chose and why, for the CLI's context table and `reposnap pack`:
+ * "auto chose smallest-first (every file fits in full)" or "auto chose ranked (not every file fits
+ * in full)".
+ */
+export function autoPackingText(packing: 'smallest-first' | 'ranked'): string {
+  return packing === 'ranked' ? 'auto chose ranked (not every file fits in full)' : 'auto chose smallest-first (every file fits in full)';
 }
 
 /** "Packed 37 of 164 files (12,480 tokens)". */

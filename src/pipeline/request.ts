@@ -43,9 +43,11 @@ export interface AskRequest {
   /** What to pack beyond .gitignore: include/exclude globs (e.g. VS Code's files.exclude), defaults, order, packing (issue 15). */
   pack?: Pick<PackOptions, 'include' | 'exclude' | 'defaultExcludes' | 'skipGenerated' | 'order' | 'packing' | 'maxWalkEntries' | 'recentFiles' | 'rankedShares' | 'tagsCache' | 'cacheDirs'>;
   /**
-   * With `pack.packing: 'ranked'`: the share of the context, in [0, 1), kept for the question's
-   * retrieval section (the BM25-best chunks of files not in full, after the cached prefix and
-   * before the thread; `retrieveChunks`). Default 0 (none).
+   * With `pack.packing: 'ranked'`, or `'auto'` when it chooses ranked: the share of the context,
+   * in [0, 1), kept for the question's retrieval section (the BM25-best chunks of files not in
+   * full, after the cached prefix and before the thread; `retrieveChunks`): floor(contextSize ×
+   * share) tokens, taken from the files' budget before packing. `'auto'` decides whether
+   * smallest-first fits against the budget without it. Default 0 (none).
    */
   retrievalShare?: number;
   /** The workspace's cache; without it every question starts cold. */

@@ -188,9 +188,11 @@ test('a second ask with another --max-tokens restores the first one\'s prefix; -
       const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, REPOSNAP_CACHE_DIR: defaultRoot } });
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };
     };
-    const first = run('ask', '--repo', repo, '--model', model, '--cache-dir', named, '--max-tokens', '400', 'Which part adds seven?');
+    // smallest-first: the question part is the question alone (auto would pack this repository
+    // ranked and put the retrieval section there too; test/pipeline/auto-packing.test.ts)
+    const first = run('ask', '--repo', repo, '--model', model, '--cache-dir', named, '--packing', 'smallest-first', '--max-tokens', '400', 'Which part adds seven?');
     assert.equal(first.code, 0, first.stderr);
-    const second = run('ask', '--repo', repo, '--model', model, '--cache-dir', named, '--max-tokens', '8', 'Which part adds seven?');
+    const second = run('ask', '--repo', repo, '--model', model, '--cache-dir', named, '--packing', 'smallest-first', '--max-tokens', '8', 'Which part adds seven?');
     assert.equal(second.code, 0, second.stderr);
     const [a, b] = [parseStats(first.stderr), parseStats(second.stderr)];
     assert.equal(a.cache, 'miss');

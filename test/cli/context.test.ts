@@ -43,7 +43,7 @@ function ask(...args: string[]) {
 }
 
 test('ask --json: context.files lists every file looked at with status, tokens and kept share; the summary adds up', () => {
-  const { stats, context } = ask('--budget', '64');
+  const { stats, context } = ask('--budget', '64', '--packing', 'smallest-first');
   const byPath = new Map(context.files.map((f) => [f.path, f]));
   assert.deepEqual([...byPath.keys()].sort(), ['.gitignore', 'a.ts', 'b.ts', 'big.ts', 'logo.png']);
   for (const p of ['.gitignore', 'a.ts', 'b.ts']) {
@@ -73,7 +73,7 @@ test('ask --json: context.files lists every file looked at with status, tokens a
 });
 
 test('ask --show-context: packed files sorted by kept share with their tokens, then the files left out and why', () => {
-  const { context, lines } = ask('--budget', '64', '--show-context');
+  const { context, lines } = ask('--budget', '64', '--packing', 'smallest-first', '--show-context');
   const start = lines.findIndex((l) => l.startsWith('context: '));
   assert.ok(start >= 0, lines.join('\n'));
   const s = context.summary;
@@ -98,7 +98,7 @@ test('ask --show-context: packed files sorted by kept share with their tokens, t
 });
 
 test('ask --no-snap: every packed file is kept whole (share 1), the summary says full attention', () => {
-  const { stats, context, lines } = ask('--no-snap', '--show-context');
+  const { stats, context, lines } = ask('--no-snap', '--packing', 'smallest-first', '--show-context');
   assert.deepEqual(context.files.map((f) => f.keptShare).sort(), [1, 1, 1, null, null]);
   assert.equal(context.summary.attention, 'full');
   assert.equal(context.summary.keptPerHead, stats.L);

@@ -82,11 +82,33 @@ test('--packing ranked without --retrieval-share retrieves with the extension\'s
   assert.ok(byDefault.sections.some((s) => s.kind === 'retrieval'), `sections: ${byDefault.sections.map((s) => s.kind).join(', ')}`);
 });
 
-test('--packing smallest-first (the default) has no tree or map, and every file is full or left out', () => {
-  const context = askJson();
+test('--packing smallest-first has no tree or map, and every file is full or left out', () => {
+  const context = askJson('--packing', 'smallest-first');
   assert.deepEqual(context.sections, []);
   assert.equal(context.summary.packing, 'smallest-first');
+  assert.equal(context.summary.packingAuto, undefined);
   assert.deepEqual([...new Set(context.files.map((f) => f.status))].sort(), ['full', 'left-out']);
+});
+
+test('without --packing (auto), a repository larger than the context is asked as --packing ranked asks it, and the stats line, --json and --show-context say auto chose ranked', () => {
+  const byDefault = askJson();
+  const ranked = askJson('--packing', 'ranked', '--retrieval-share', '0.15');
+  assert.deepEqual([byDefault.summary.packing, byDefault.summary.packingAuto, ranked.summary.packingAuto], ['ranked', true, undefined]);
+  assert.deepEqual(byDefault.sections, ranked.sections);
+  assert.deepEqual(byDefault.files, ranked.files);
+  assert.ok(byDefault.sections.some((s) => s.kind === 'retrieval'), `sections: ${byDefault.sections.map((s) => s.kind).join(', ')}`);
+  const r = run('--show-context');
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stderr.trim().split('\n');
+  assert.ok(lines.includes('packing: auto chose ranked (not every file fits in full)'), r.stderr);
+  const m = / packing=auto:ranked mapped=(\d+) retrieved=(\d+) /.exec(lines.pop()!);
+  assert.ok(m, r.stderr);
+  assert.deepEqual([Number(m[1]), Number(m[2])], [byDefault.summary.mappedFiles, byDefault.summary.retrievedFiles]);
+  // --packing auto is the default by name too; on the part of the fixture that fits, auto packs smallest-first
+  assert.deepEqual(askJson('--packing', 'auto').sections, byDefault.sections);
+  const fits = run('--include', 'src/util.ts');
+  assert.equal(fits.status, 0, fits.stderr);
+  assert.match(fits.stderr.trim().split('\n').pop()!, / files=1 skipped=0 packing=auto:smallest-first pack_ms=/);
 });
 
 test('--retrieval-share: the chunks retrieved for the question name their files; the stats line counts map and retrieved files', () => {
@@ -115,8 +137,8 @@ test('a bad --retrieval-share or --packing is one usage line and exit 2', () => 
     [['--packing', 'ranked', '--retrieval-share', '1'], "--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '1'); e.g. --retrieval-share 0.15"],
     [['--packing', 'ranked', '--retrieval-share', 'lots'], "--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got 'lots'); e.g. --retrieval-share 0.15"],
     [['--packing', 'ranked', '--retrieval-share=-0.1'], "--retrieval-share must be a number with 0 <= F < 1, the share of the context for retrieved chunks (got '-0.1'); e.g. --retrieval-share 0.15"],
-    [['--retrieval-share', '0.2'], '--retrieval-share needs --packing ranked (retrieval quotes files the ranked packing left out of the full text)'],
-    [['--packing', 'biggest'], "--packing must be smallest-first or ranked (got 'biggest')"],
+    [['--packing', 'smallest-first', '--retrieval-share', '0.2'], '--retrieval-share needs --packing ranked or auto (retrieval quotes files the ranked packing left out of the full text)'],
+    [['--packing', 'biggest'], "--packing must be auto, smallest-first or ranked (got 'biggest')"],
   ] as [string[], string][]) {
     const r = run(...args);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -38,7 +38,7 @@ const TREE = {
 
 test('pack --list prints every path with its tokens or reason, then the totals (approximate tokenizer)', async (t) => {
   const root = await makeRepo(t, TREE);
-  const { code, stdout, stderr } = await run(['--repo', root, '--list', '--budget', '40']);
+  const { code, stdout, stderr } = await run(['--repo', root, '--list', '--budget', '40', '--packing', 'smallest-first']);
   assert.equal(code, 0);
   assert.equal(stderr, '');
   assert.equal(
@@ -158,11 +158,42 @@ test('pack --packing ranked lists what ask would pack with the ranked packing: t
   const parts = [['tree', 'file tree'], ['file', 'files in full'], ['map', 'repository map']].filter(([kind]) => direct.sections.some((sec) => sec.kind === kind));
   assert.match(text, new RegExp(`\npacking     ranked: ${parts.map(([kind, label]) => `${label} ${sectionTokens(kind!)} tokens`).join(', ')}\n`));
   assert.match(text, new RegExp(`\nbudget      ${budget} tokens \\(files chosen by rank\\)\n`));
-  // smallest-first stays the default, and the same flag's errors as ask's
-  assert.equal(JSON.parse((await run(['--repo', root, '--budget', String(budget), '--json'])).stdout).packing, 'smallest-first');
-  await assert.rejects(run(['--repo', root, '--packing', 'biggest']), (e: Error) => e instanceof UsageError && e.message === "--packing must be smallest-first or ranked (got 'biggest')");
+  // smallest-first is still chosen by name; the default (auto) packs this budget ranked, as the
+  // explicit ranked did, and says that auto chose it; the same flag's errors as ask's
+  const smallest = JSON.parse((await run(['--repo', root, '--budget', String(budget), '--json', '--packing', 'smallest-first'])).stdout);
+  assert.deepEqual([smallest.packing, smallest.packingAuto], ['smallest-first', false]);
+  const byDefault = JSON.parse((await run(['--repo', root, '--budget', String(budget), '--json'])).stdout);
+  assert.deepEqual([byDefault.packing, byDefault.packingAuto, json.packingAuto], ['ranked', true, false]);
+  assert.deepEqual(byDefault.entries, json.entries);
+  await assert.rejects(run(['--repo', root, '--packing', 'biggest']), (e: Error) => e instanceof UsageError && e.message === "--packing must be auto, smallest-first or ranked (got 'biggest')");
   await assert.rejects(run(['--repo', root, '--packing', 'ranked']), (e: Error) => e instanceof UsageError && /--packing ranked needs --budget <n>/.test(e.message));
-  assert.match((await run(['--help'])).stdout, /--packing smallest-first\|ranked/);
+  assert.match((await run(['--help'])).stdout, /--packing auto\|smallest-first\|ranked\n +how files are chosen when the repository does not fit \(default auto\);/);
+});
+
+test('pack --packing auto (the default) says what it chose: smallest-first while every file fits the budget in full, ranked from one token less', async (t) => {
+  const root = await makeRepo(t, TREE);
+  // TREE's text sections, by hand (ceil(UTF-8 bytes / 4)): .gitignore 31 bytes → 8, a.ts 33 → 9,
+  // "my file.txt" 30 → 7 (quoted path in the header), big.md 216 → 54: 78 tokens in all
+  const fits = await run(['--repo', root, '--budget', '78', '--packing', 'auto']);
+  const smallest = await run(['--repo', root, '--budget', '78', '--packing', 'smallest-first']);
+  assert.equal(fits.code, 0);
+  const totals = (text: string) => text.split('\n').filter((l) => !l.startsWith('packing '));
+  assert.deepEqual(totals(fits.stdout), totals(smallest.stdout), 'auto lists exactly what smallest-first lists');
+  assert.match(fits.stdout, /\npacking     auto chose smallest-first \(every file fits in full\)\nbudget      78 tokens \(largest files left out first\)\nincluded    4 files, 240 bytes, 78 tokens\n/);
+  assert.doesNotMatch(smallest.stdout, /\npacking /);
+  const tight = await run(['--repo', root, '--budget', '77']);
+  const rankedText = (await run(['--repo', root, '--budget', '77', '--packing', 'ranked'])).stdout;
+  // the ranked packing's sections, as explicit ranked lists them, after what auto chose
+  const sectionsLine = /\npacking     ranked: (.+)\n/.exec(rankedText)![1]!;
+  assert.equal(tight.stdout, rankedText.replace('\npacking     ranked: ', '\npacking     auto chose ranked (not every file fits in full): '));
+  assert.match(tight.stdout, new RegExp(`\npacking     auto chose ranked \\(not every file fits in full\\): ${sectionsLine}\nbudget      77 tokens \\(files chosen by rank\\)\n`));
+  const tightJson = JSON.parse((await run(['--repo', root, '--budget', '77', '--json'])).stdout);
+  const ranked = JSON.parse((await run(['--repo', root, '--budget', '77', '--json', '--packing', 'ranked'])).stdout);
+  assert.deepEqual([tightJson.packing, tightJson.packingAuto], ['ranked', true]);
+  assert.deepEqual([tightJson.entries, tightJson.totals], [ranked.entries, ranked.totals]);
+  // no budget: every file fits
+  const unbounded = JSON.parse((await run(['--repo', root, '--json'])).stdout);
+  assert.deepEqual([unbounded.packing, unbounded.packingAuto, unbounded.totals.tokens], ['smallest-first', true, 78]);
 });
 
 test('reposnap pack through the command-line entry point', async (t) => {

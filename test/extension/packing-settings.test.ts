@@ -17,19 +17,24 @@ import type { EngineModel } from '../../src/engine/model';
 
 const source = (values: Record<string, unknown>): ConfigurationSource => ({ get: <T>(k: string) => values[k] as T | undefined });
 
-test('reposnap.packing and reposnap.retrievalShare: defaults smallest-first and 0.15; valid values read as they are', () => {
-  assert.deepEqual([DEFAULT_SETTINGS.packing, DEFAULT_SETTINGS.retrievalShare], ['smallest-first', 0.15]);
+test('reposnap.packing and reposnap.retrievalShare: defaults auto and 0.15; valid values read as they are', () => {
+  assert.deepEqual([DEFAULT_SETTINGS.packing, DEFAULT_SETTINGS.retrievalShare], ['auto', 0.15]);
+  assert.deepEqual([readSettings(source({})).settings.packing, readSettings(source({})).problems], ['auto', []]);
   const r = readSettings(source({ packing: 'ranked', retrievalShare: 0 }));
   assert.deepEqual(r.problems, []);
   assert.deepEqual([r.settings.packing, r.settings.retrievalShare], ['ranked', 0]);
+  for (const packing of ['auto', 'smallest-first', 'ranked']) {
+    const one = readSettings(source({ packing }));
+    assert.deepEqual([one.settings.packing, one.problems], [packing, []], packing);
+  }
   assert.equal(readSettings(source({ retrievalShare: 0.999 })).settings.retrievalShare, 0.999);
 });
 
 test('an unknown packing or a share outside [0, 1) falls back to the default with one problem line each', () => {
   const r = readSettings(source({ packing: 'biggest', retrievalShare: 1 }));
-  assert.deepEqual([r.settings.packing, r.settings.retrievalShare], ['smallest-first', 0.15]);
+  assert.deepEqual([r.settings.packing, r.settings.retrievalShare], ['auto', 0.15]);
   assert.deepEqual(r.problems, [
-    'reposnap.packing: must be one of smallest-first, ranked, got "biggest"; using "smallest-first"',
+    'reposnap.packing: must be one of auto, smallest-first, ranked, got "biggest"; using "auto"',
     'reposnap.retrievalShare: must be a number with 0 <= share < 1, got 1; using 0.15',
   ]);
   for (const bad of [-0.1, '0.2', Number.NaN]) assert.equal(readSettings(source({ retrievalShare: bad })).problems.length, 1, String(bad));
@@ -50,6 +55,16 @@ test('the engine passes the ranked packing, the open files, its one parse cache 
   assert.equal(b.pack?.tagsCache, a.pack?.tagsCache, 'one parse cache for every question of the process');
   assert.equal(b.pack?.tagsCache, processTagsCache());
   assert.deepEqual(b.pack?.recentFiles, []);
+});
+
+test('auto (the default): the open files, the parse cache and the retrieval share go to the pipeline, which uses them if auto chooses ranked', () => {
+  const signal = new AbortController().signal;
+  const a = toAskRequest(params({}, ['src/a.ts']), model, signal);
+  assert.equal(a.pack?.packing, 'auto');
+  assert.deepEqual(a.pack?.recentFiles, ['src/a.ts']);
+  assert.equal(a.retrievalShare, 0.15);
+  assert.equal(a.pack?.tagsCache, processTagsCache());
+  assert.equal(toAskRequest(params({ packing: 'auto', retrievalShare: 0 }), model, signal).retrievalShare, 0);
 });
 
 test('smallest-first: no retrieval (the share applies to the ranked packing only), no open files, no parse cache', () => {

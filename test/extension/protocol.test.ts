@@ -101,8 +101,8 @@ test("an ask carries the pipeline's request made from the settings, not the sett
     maxFileBytes: 262144,
     session: { flashAttention: 'auto', kvCacheType: 'q8_0' },
     followUp: 'continue',
-    pack: { include: [], exclude: ['dist/'], packing: 'smallest-first' },
-    retrievalShare: 0,
+    pack: { include: [], exclude: ['dist/'], packing: 'auto', recentFiles: ['a.ts'] },
+    retrievalShare: 0.15,
     cacheDir: '/c',
   });
   assert.equal('settings' in params, false);

@@ -92,6 +92,26 @@ test('the stats line says packing=ranked mapped=N retrieved=M; the smallest-firs
   assert.doesNotMatch(formatStats({ ...stats, context: plain }), /packing=|mapped=|retrieved=/);
 });
 
+test('a packing auto chose: packingAuto in the report, packing=auto:… in the stats line, a packing: line in --show-context', () => {
+  const context = contextReport({ pack: { ...PACK, auto: true }, headTokens: 2, L: 15, attention: { kind: 'snapkv', kept: KEPT }, retrieval: RETRIEVAL });
+  assert.deepEqual([context.summary.packing, context.summary.packingAuto], ['ranked', true]);
+  const stats = {
+    L: 15, prefixTokens: 10, B: 5, ratio: 1 / 3, files: 1, skipped: 3, droppedTurns: 0, packMs: 1, cache: 'off', reusedTokens: 0, prefilledTokens: 15, restoreMs: 0, prefillMs: 1,
+    prefillTokS: 15000, snapMs: 1, ttftMs: 2, decodeTokens: 1, decodeMs: 1, decodeTokS: 1000, nKvBefore: 16, nKvAfter: 5, kvBytesBefore: 100, kvBytesAfter: 50, snap: true, stopReason: 'maxTokens', context,
+  } as AskStats;
+  assert.match(formatStats(stats), / files=1 skipped=3 packing=auto:ranked mapped=2 retrieved=1 pack_ms=1\.0 /);
+  assert.equal(formatContextTable(context).split('\n')[1], 'packing: auto chose ranked (not every file fits in full)');
+  const fits = contextReport({ pack: { sections: [{ kind: 'file', path: 'a.ts', tokens: 3 }], skipped: [], ignoredCount: 0, packing: 'smallest-first', auto: true }, headTokens: 2, L: 15, attention: { kind: 'full' } });
+  assert.equal(fits.summary.packingAuto, true);
+  assert.match(formatStats({ ...stats, context: fits }), / files=1 skipped=3 packing=auto:smallest-first pack_ms=1\.0 /);
+  assert.doesNotMatch(formatStats({ ...stats, context: fits }), /mapped=|retrieved=/);
+  assert.deepEqual(formatContextTable(fits).split('\n').slice(0, 2), ['context: Packed 1 of 1 file (3 tokens) · full attention (all 15 kept)', 'packing: auto chose smallest-first (every file fits in full)']);
+  // not chosen by auto: no packingAuto, no packing: line
+  const explicit = contextReport({ pack: { ...PACK, auto: false }, headTokens: 2, L: 15, attention: { kind: 'snapkv', kept: KEPT }, retrieval: RETRIEVAL });
+  assert.equal('packingAuto' in explicit.summary, false);
+  assert.ok(!formatContextTable(explicit).includes('packing:'));
+});
+
 test('--show-context lists "(map)" and "(retrieved)" files and the retrieved chunks as a section', () => {
   const r = contextReport({ pack: PACK, headTokens: 2, L: 15, attention: { kind: 'snapkv', kept: KEPT }, retrieval: RETRIEVAL });
   assert.equal(
