@@ -13,7 +13,7 @@ import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { concatTokens } from '../../src/prompt/prompt';
 import { ALL_PACKINGS, askOptions, LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount } from '../../bench/repoqa/large/prompt';
 import { buildLargeReport, ceilingRows, checkTarget, completeRecords, countSkipped, isSkipped, mergeReportFields, subsetOf, summarize, summarizeExtra, type SkippedRecord } from '../../bench/repoqa/large/report';
-import { interleave, readLargeRecords, selectHeldOut } from '../../bench/repoqa/large/run';
+import { interleave, readLargeRecords, reportQuestions, selectHeldOut } from '../../bench/repoqa/large/run';
 import type { Question } from '../../bench/repoqa/questions';
 import { isCorrect, scoringContext } from '../../bench/repoqa/scoring';
 import { checkTinyModel } from '../helpers/models';
@@ -158,6 +158,52 @@ test('the ceiling beside each packing on the same questions of one repository', 
     { repo: 'a', packing: 'smallest-first', subset: 'inside', n: 1, accuracy: 1 },
     { repo: 'a', packing: 'ranked+map+retrieval', subset: 'inside', n: 1, accuracy: 0 },
   ]);
+});
+
+test('--questions-from takes an earlier report\'s questions once each, by repository and subset, run or held-out', () => {
+  const rec = (repo: string, subject: string, subset: 'outside' | 'inside', packing: (typeof ALL_PACKINGS)[number], detail?: string) => ({
+    id: `${repo}#doc:${subject}`,
+    repo,
+    kind: 'doc' as const,
+    subject,
+    question: `What does ${subject} do?`,
+    answer: subject,
+    file: `lib/${subject}.js`,
+    line: 3,
+    ...(detail !== undefined ? { detail } : {}),
+    subset,
+    packing,
+    inFull: false,
+    inMap: false,
+    fileRetrieved: false,
+    subjectRetrieved: false,
+    retrieved: [],
+    text: 'x',
+    stop: 'eog',
+    correct: false,
+    L: 1,
+    prefixTokens: 1,
+    retrievalTokens: 0,
+    questionTokens: 1,
+    restoreMs: 0,
+    prefillMs: 0,
+    answerMs: 0,
+  });
+  const report = {
+    // the run's records: b answered with two packings, a question of another repository between
+    records: [rec('r@1', 'b', 'outside', 'smallest-first', 'says b'), rec('s@2', 'z', 'outside', 'smallest-first'), rec('r@1', 'b', 'outside', 'ranked+map+retrieval', 'says b'), rec('r@1', 'a', 'inside', 'smallest-first')],
+    heldOut: { records: [rec('r@1', 'c', 'inside', 'ranked+map+retrieval'), rec('r@1', 'd', 'outside', 'ranked+map+retrieval')] },
+  };
+  const run = reportQuestions(report, false, 'r@1');
+  assert.deepEqual(run.outside.map((q) => q.id), ['r@1#doc:b']);
+  assert.deepEqual(run.inside.map((q) => q.id), ['r@1#doc:a']);
+  // the question's own fields only (no answer text, packing or subset), detail kept where there is one
+  assert.deepEqual(run.outside[0], { id: 'r@1#doc:b', repo: 'r@1', kind: 'doc', subject: 'b', question: 'What does b do?', answer: 'b', file: 'lib/b.js', line: 3, detail: 'says b' });
+  assert.equal('detail' in run.inside[0]!, false);
+  const held = reportQuestions(report, true, 'r@1');
+  assert.deepEqual([held.outside.map((q) => q.subject), held.inside.map((q) => q.subject)], [['d'], ['c']]);
+  assert.deepEqual(reportQuestions(report, true, 's@2'), { outside: [], inside: [] });
+  assert.throws(() => reportQuestions({ records: [] }, true, 'r@1'), /no heldOut\.records/);
 });
 
 test('held-out questions never include a tuned one, and setting a report field keeps every other field as written', () => {
