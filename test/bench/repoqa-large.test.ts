@@ -13,9 +13,10 @@ import { askRepository, DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { concatTokens } from '../../src/prompt/prompt';
 import { ALL_PACKINGS, askOptions, LARGE_PACKINGS, packedPrompt, questionPart, questionSkipReason, questionTokenCount } from '../../bench/repoqa/large/prompt';
 import { buildLargeReport, ceilingRows, checkTarget, completeRecords, countSkipped, isSkipped, mergeReportFields, subsetOf, summarize, summarizeExtra, type SkippedRecord } from '../../bench/repoqa/large/report';
-import { interleave, readLargeRecords, selectHeldOut } from '../../bench/repoqa/large/run';
+import { interleave, readLargeRecords, reportQuestions, selectHeldOut } from '../../bench/repoqa/large/run';
 import type { Question } from '../../bench/repoqa/questions';
 import { isCorrect, scoringContext } from '../../bench/repoqa/scoring';
+import { retrieveChunks } from '../../src/context/retrieve/retrieve';
 import { checkTinyModel } from '../helpers/models';
 
 test('a question is inside when smallest-first packs its file in full, else outside', () => {
@@ -160,6 +161,52 @@ test('the ceiling beside each packing on the same questions of one repository', 
   ]);
 });
 
+test('--questions-from takes an earlier report\'s questions once each, by repository and subset, run or held-out', () => {
+  const rec = (repo: string, subject: string, subset: 'outside' | 'inside', packing: (typeof ALL_PACKINGS)[number], detail?: string) => ({
+    id: `${repo}#doc:${subject}`,
+    repo,
+    kind: 'doc' as const,
+    subject,
+    question: `What does ${subject} do?`,
+    answer: subject,
+    file: `lib/${subject}.js`,
+    line: 3,
+    ...(detail !== undefined ? { detail } : {}),
+    subset,
+    packing,
+    inFull: false,
+    inMap: false,
+    fileRetrieved: false,
+    subjectRetrieved: false,
+    retrieved: [],
+    text: 'x',
+    stop: 'eog',
+    correct: false,
+    L: 1,
+    prefixTokens: 1,
+    retrievalTokens: 0,
+    questionTokens: 1,
+    restoreMs: 0,
+    prefillMs: 0,
+    answerMs: 0,
+  });
+  const report = {
+    // the run's records: b answered with two packings, a question of another repository between
+    records: [rec('r@1', 'b', 'outside', 'smallest-first', 'says b'), rec('s@2', 'z', 'outside', 'smallest-first'), rec('r@1', 'b', 'outside', 'ranked+map+retrieval', 'says b'), rec('r@1', 'a', 'inside', 'smallest-first')],
+    heldOut: { records: [rec('r@1', 'c', 'inside', 'ranked+map+retrieval'), rec('r@1', 'd', 'outside', 'ranked+map+retrieval')] },
+  };
+  const run = reportQuestions(report, false, 'r@1');
+  assert.deepEqual(run.outside.map((q) => q.id), ['r@1#doc:b']);
+  assert.deepEqual(run.inside.map((q) => q.id), ['r@1#doc:a']);
+  // the question's own fields only (no answer text, packing or subset), detail kept where there is one
+  assert.deepEqual(run.outside[0], { id: 'r@1#doc:b', repo: 'r@1', kind: 'doc', subject: 'b', question: 'What does b do?', answer: 'b', file: 'lib/b.js', line: 3, detail: 'says b' });
+  assert.equal('detail' in run.inside[0]!, false);
+  const held = reportQuestions(report, true, 'r@1');
+  assert.deepEqual([held.outside.map((q) => q.subject), held.inside.map((q) => q.subject)], [['d'], ['c']]);
+  assert.deepEqual(reportQuestions(report, true, 's@2'), { outside: [], inside: [] });
+  assert.throws(() => reportQuestions({ records: [] }, true, 'r@1'), /no heldOut\.records/);
+});
+
 test('held-out questions never include a tuned one, and setting a report field keeps every other field as written', () => {
   const q = (kind: Question['kind'], subject: string): Question => ({ id: `r@1#${kind}:${subject}`, repo: 'r@1', kind, subject, question: `? ${subject}`, answer: subject, file: 'lib/x.js', line: 1 });
   const candidates = [q('file', 'a'), q('file', 'b'), q('file', 'c'), q('param', 'd'), q('param', 'e'), q('param', 'f')];
@@ -300,6 +347,45 @@ test('the prompt of each packing is what askRepository prefills', async () => {
     }
   }
   assert.equal(seen.size, 4, 'the four packings give four different prompts');
+});
+
+test('the default packing (auto) of a repository that does not fit prefills ranked+map+retrieval\'s prompt, a class quoted by its header and a definition larger than the room in pieces', async () => {
+  const contextSize = 2048;
+  const answerTokens = 4;
+  const include = ['/src/'];
+  const big = path.join(tmp, 'big');
+  fs.cpSync(repo, big, { recursive: true });
+  // a function far larger than the 307-token retrieval room, and a class with methods
+  const body = Array.from({ length: 120 }, (_, i) => `  const step${i} = first * ${i} + second;`).join('\n');
+  fs.writeFileSync(path.join(big, 'src', 'big.js'), `function bigTotal(first, second) {\n${body}\n  return first + second;\n}\nmodule.exports = { bigTotal };\n`);
+  fs.writeFileSync(path.join(big, 'src', 'shape.js'), `class Shape {\n  constructor(width, height) {\n    this.width = width;\n    this.height = height;\n  }\n\n  area() {\n    return this.width * this.height;\n  }\n}\nmodule.exports = { Shape };\n`);
+  const asked = [
+    { question: 'What is the name of the first parameter of the function `bigTotal`? Answer with the parameter name only.', first: 'src/big.js#bigTotal' },
+    { question: 'Which file defines the class `Shape`? Answer with the file path only.', first: 'src/shape.js#Shape' },
+  ];
+  const pp = await packedPrompt(model, big, include, 'ranked+map+retrieval', contextSize, answerTokens);
+  assert.ok(!pp.full.includes('src/big.js') && !pp.full.includes('src/shape.js'), 'neither file is in full');
+  for (const { question, first } of asked) {
+    const part = await questionPart(model, pp, question);
+    let productTokens: number[] = [];
+    // the CLI's and the extension's default: packing auto, retrieval share 0.15
+    await askRepository(
+      { repo: big, model, question, snap: DEFAULT_SNAP, contextSize, maxTokens: answerTokens, answerRoom: answerTokens, session: { threads: 2 }, pack: { include, order: 'path', packing: 'auto' }, retrievalShare: 0.15, afterSnap: (s) => (productTokens = [...s.tokens]) },
+      () => {},
+    );
+    assert.deepEqual(productTokens, [...concatTokens([pp.prefix, part.tokens])], `${first}: auto prefills the benchmark's ranked+map+retrieval prompt`);
+    assert.equal(part.retrieved[0], first);
+    const quoted = (await retrieveChunks(pp.pack.retrievable, question, { budget: pp.retrievalRoom, countTokens: (t) => model.tokenize(t).length, secrets: pp.pack.secrets })).chunks[0]!;
+    if (first === 'src/big.js#bigTotal') {
+      // a piece of the function's lines 1-123 (signature, 120 steps, return, brace), the first one: it starts with the signature
+      assert.deepEqual([quoted.startLine, quoted.partOf], [1, { startLine: 1, endLine: 123 }]);
+      assert.ok(quoted.endLine < 123 && quoted.text.startsWith('function bigTotal(first, second) {'));
+    } else {
+      // the class's header chunk, from its declaration (not one of its methods)
+      assert.equal(quoted.startLine, 1);
+      assert.ok(quoted.text.startsWith('class Shape {'));
+    }
+  }
 });
 
 test('the scorer reads a retrieval-style line range and an underscore parameter', () => {

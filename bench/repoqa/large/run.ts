@@ -33,6 +33,11 @@
  *                         answered with --packings (default smallest-first,ranked+map+retrieval);
  *                         the report's `heldOut` field is set, every other field kept (JSONL default
  *                         bench/.repoqa/runs/large-coder-held-out.jsonl)
+ *   --questions-from FILE the questions of an earlier report instead of drawing them (its
+ *                         `heldOut.records` with --held-out-seed, else its `records`), with the
+ *                         subsets it gave them: the same questions after a change to the packer
+ *                         that moves the draw (a file left out changes the candidates); a question
+ *                         no longer generated, or now in the other subset, is logged and asked as there
  *
  * Questions go round-robin over the packages (question i of each package, then i + 1), and within
  * a package alternate outside/inside, so a cut run stays balanced; `--sequential` (for a slow
@@ -134,6 +139,30 @@ export function selectHeldOut(candidates: readonly Question[], tuned: ReadonlySe
     n,
     seed,
   );
+}
+
+/**
+ * The questions of an earlier report, to answer the same ones again (`--questions-from`): the
+ * questions of its `heldOut.records` (held-out runs) or of its `records` (packing runs) of one
+ * repository, each once, in the report's order, split by the subset the report gave it. A
+ * question skipped in every packing of that report has no record and is not among them.
+ * @param report the parsed report (bench/results/repoqa-large-*.json)
+ * @param held true for its held-out questions, false for the run's
+ * @param repo repository id (`name@version`)
+ * @throws Error when the report has no such records
+ */
+export function reportQuestions(report: { records?: readonly LargeRecord[]; heldOut?: { records?: readonly LargeRecord[] } }, held: boolean, repo: string): Record<Subset, Question[]> {
+  const records = held ? report.heldOut?.records : report.records;
+  if (!records) throw new Error(`the report has no ${held ? 'heldOut.records' : 'records'} to take the questions from: pass a report of a finished run`);
+  const out: Record<Subset, Question[]> = { outside: [], inside: [] };
+  const seen = new Set<string>();
+  for (const r of records) {
+    if (r.repo !== repo || seen.has(r.id)) continue;
+    seen.add(r.id);
+    const q: Question = { id: r.id, repo: r.repo, kind: r.kind, subject: r.subject, question: r.question, answer: r.answer, file: r.file, line: r.line, ...(r.detail !== undefined ? { detail: r.detail } : {}) };
+    out[r.subset].push(q);
+  }
+  return out;
 }
 
 
@@ -360,6 +389,7 @@ async function main(): Promise<void> {
       packings: { type: 'string' },
       'ceiling-context': { type: 'string' },
       'held-out-seed': { type: 'string' },
+      'questions-from': { type: 'string' },
     },
   });
   const key = 'coder';
@@ -387,6 +417,8 @@ async function main(): Promise<void> {
         : { model: spec.id, contextSize, answerTokens };
   // the report the ceiling and the held-out run add to (the packed run's questions and records)
   const existing = fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as { records?: LargeRecord[]; ceiling?: unknown; heldOut?: unknown }) : undefined;
+  const questionsFrom = values['questions-from'] !== undefined ? (JSON.parse(fs.readFileSync(values['questions-from'], 'utf8')) as Parameters<typeof reportQuestions>[0]) : undefined;
+  if (questionsFrom && mode === 'ceiling') throw new Error('--questions-from is for packing and held-out runs (the ceiling answers the selection of --outside/--inside)');
   if (mode !== 'packings' && !existing?.records) throw new Error(`${out}: no report with records to add the ${mode} to (run the packings first)`);
   const tuned = new Set((existing?.records ?? []).map((r) => r.id));
   const defaultPackings = mode === 'held-out' ? HELD_OUT_PACKINGS : LARGE_PACKINGS;
@@ -419,8 +451,16 @@ async function main(): Promise<void> {
     const outside = generated.filter((q) => subsetOf(q, inSf) === 'outside');
     const inside = generated.filter((q) => subsetOf(q, inSf) === 'inside');
     const pick = (list: readonly Question[], n: number) => (mode === 'held-out' ? selectHeldOut(list, tuned, kinds, n, heldOutSeed!) : selectQuestions(list, kinds, n));
-    const selOut = pick(outside, nOutside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'outside' }));
-    const selIn = pick(inside, nInside).map((q): Question & { subset: Subset } => ({ ...q, subset: 'inside' }));
+    const earlier = questionsFrom ? reportQuestions(questionsFrom, mode === 'held-out', id) : undefined;
+    if (earlier) {
+      const now = new Map(generated.map((q) => [q.id, subsetOf(q, inSf)]));
+      for (const q of [...earlier.outside.map((x) => ({ ...x, subset: 'outside' })), ...earlier.inside.map((x) => ({ ...x, subset: 'inside' }))]) {
+        const s = now.get(q.id);
+        if (s !== q.subset) log(`${q.id}: ${s === undefined ? 'not generated now' : `now ${s}`}, ${q.subset} in ${values['questions-from']}: asked as there`);
+      }
+    }
+    const selOut = (earlier ? earlier.outside : pick(outside, nOutside)).map((q): Question & { subset: Subset } => ({ ...q, subset: 'outside' }));
+    const selIn = (earlier ? earlier.inside : pick(inside, nInside)).map((q): Question & { subset: Subset } => ({ ...q, subset: 'inside' }));
     const info: RepoInfo = {
       repo: id,
       files: files.length,
@@ -541,7 +581,7 @@ async function main(): Promise<void> {
       records: inRun,
       skipped: records.filter(isSkipped).filter((r) => selected.has(r.id)),
       tuned: tunedRecords,
-      command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --held-out-seed ${heldOutSeed}${values.packings ? ` --packings ${answerWith.join(',')}` : ''}${values.sequential ? ' --sequential' : ''}`,
+      command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize} --held-out-seed ${heldOutSeed}${values.packings ? ` --packings ${answerWith.join(',')}` : ''}${values.sequential ? ' --sequential' : ''}${values['questions-from'] ? ` --questions-from ${values['questions-from']}` : ''}`,
     });
     log(`wrote heldOut into ${path.relative(process.cwd(), mergeReportFields(out, { heldOut }))}`);
     model.dispose();
@@ -570,7 +610,7 @@ async function main(): Promise<void> {
           typeof existing?.ceiling === 'object' && existing.ceiling !== null ? existing.ceiling : 'not run: full attention over a context holding a whole repository (pino 16.8K, fastify 61.7K, axios 67.9K tokens; only pino fits the model\'s 32K training context). ' +
           'Cost of pino\'s one prefill of ~16.8K tokens: 58-85 min at the 3.3-4.8 tokens/s of the 1.4-1.8K-token prefixes on the shared cores (fastify\'s three: 1,388 tokens in 290 s, 1,765 in 461 s, 1,456 in 411 s), ' +
           '~9 min at the 30.6 tokens/s of axios\'s on a quiet machine (1,707 tokens in 55.8 s), more in both cases since attention grows with the context; then a 24-token answer per question over 16.8K cells',
-        command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize}`,
+        command: `node --import tsx bench/repoqa/large/run.ts --packages ${packages.map((p) => p.name).join(',')} --outside ${nOutside} --inside ${nInside} --context-size ${contextSize}${values['questions-from'] ? ` --questions-from ${values['questions-from']}` : ''}`,
       },
     },
     out,
