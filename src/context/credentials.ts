@@ -305,7 +305,7 @@ export function shannonEntropy(text: string): number {
  * `{{…}}`, `%(…)s`, `%s`, `$VAR`, `%VAR%`, `{api_key}` of an f-string or format), a path
  * (`/etc/x`, `./keys`, `~/.ssh`, `C:\\x`, `src/cache/token.ts`) or URL, a number or a version (`^7.1.2`), only letters with `_ . -`
  * (an identifier or a word, as gitleaks' allowlist), a reference when `bare` (an unquoted
- * identifier or member chain), a call (`Ident(3)`), one of `PLACEHOLDER_PARTS`, without a letter or
+ * identifier or member chain, also behind unary operators: `!!config.withCredentials`), a call (`Ident(3)`), one of `PLACEHOLDER_PARTS`, without a letter or
  * digit (`***`, `--------`), or below `MIN_ENTROPY_BITS`. With `password` (the value of a password
  * key, `isPasswordKey`) the bounds are `MIN_PASSWORD_CHARS` and `MIN_PASSWORD_ENTROPY_BITS`
  * instead, every other check the same.
@@ -320,9 +320,12 @@ export function isPlaceholderValue(value: string, bare: boolean, password = fals
   // a version or version range (`^7.1.2`, `~1.0`, `>=2.0.0-rc.1`, `v1.2.3`): a dependency's, as `"minipass": "^7.1.2"`
   if (/^(?:[\^~]|[<>]=?|=)?v?\d+(?:\.(?:\d+|[x*]))+(?:[-+][\w.]+)?$/.test(value)) return true;
   if (/^[\p{L}_.-]+$/u.test(value)) return true;
-  if (bare && REFERENCE.test(value)) return true;
+  // a bare reference, also behind unary operators (`!!config.withCredentials`, `-offset`, `~mask`:
+  // axios's `request.withCredentials = !!_config.withCredentials` is code, not a credential)
+  const operand = bare ? value.replace(/^[!~+-]+/, '') : value;
+  if (bare && REFERENCE.test(operand)) return true;
   // code quoted as text: a call such as `Ident(3)` or `getToken(user)` (a token kind's name, a template's expression)
-  if (/^[\p{L}_$][\p{L}\p{N}_$.]*\([^()]*\)$/u.test(value)) return true;
+  if (/^[\p{L}_$][\p{L}\p{N}_$.]*\([^()]*\)$/u.test(operand)) return true;
   const lower = value.toLowerCase();
   if (PLACEHOLDER_PARTS.some((p) => lower.includes(p))) return true;
   return shannonEntropy(value) < (password ? MIN_PASSWORD_ENTROPY_BITS : MIN_ENTROPY_BITS);

@@ -36,6 +36,19 @@ function only(text: string, key: string, value: string): Array<{ start: number; 
   return [{ start, end: start + value.length, key }];
 }
 
+test("a reference behind unary operators is code, not a value (axios's request.withCredentials = !!_config.withCredentials); a literal in .env keeps its '!!'", () => {
+  // the line from axios 1.21.1's lib/adapters/xhr.js that left the whole file out of the pack
+  for (const code of ['request.withCredentials = !!_config.withCredentials;', 'const token = -offset.token;', 'this.apiKey = ~mask;', 'opts.secret = !!getSecret(user);']) {
+    assert.deepEqual(findCredentialAssignments(code), [], code);
+  }
+  assert.equal(isPlaceholderValue('!!_config.withCredentials', true), true);
+  // not bare (a .env line's KEY=value, a quoted string): the same characters are a literal
+  const value = `!!${strong(41)}`;
+  assert.equal(isPlaceholderValue(value, false), false);
+  assert.deepEqual(findCredentialAssignments(`API_TOKEN=${value}\n`), only(`API_TOKEN=${value}\n`, 'API_TOKEN', value));
+  assert.deepEqual(findCredentialAssignments(`const apiToken = "${value}";`), only(`const apiToken = "${value}";`, 'apiToken', value));
+});
+
 test('a weak password is below the generic bounds and above the password bounds, checked by hand', () => {
   // h u n t e r once each, 2 twice: 6·(1/8)·3 + (2/8)·2 = 2.75 bits
   assert.equal(shannonEntropy(weak(2)), 2.75);
