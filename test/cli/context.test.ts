@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { formatContextTable } from '../../src/cli/context-table';
+import { formatContextTable, TABLE_LEFT_OUT_LINES } from '../../src/cli/context-table';
 import { percent, type ContextReport } from '../../src/pipeline/context-report';
 import { checkTinyModel } from '../helpers/models';
 
@@ -168,5 +168,25 @@ test('the table counts left-out files past the report\'s listing limit, by reaso
   const lines = formatContextTable(report).split('\n');
   // 2 listed + 1,500 unlisted = 1,502 left out; the reasons count listed and unlisted ones
   assert.equal(lines.find((l) => l.startsWith('left out:')), 'left out: 1,502 files');
-  assert.equal(lines.at(-1), '  … 1,500 more not listed (all left out by reason: over-budget 1,400, binary 102)');
+  assert.equal(lines.at(-1), "  … 1,500 more not listed (all left out by reason: over-budget 1,400, binary 102; --json or 'reposnap pack --list' lists them)");
+  // the binary file (a reason the user may act on) is listed before the one the budget left out
+  assert.deepEqual(lines.slice(-3, -1), ['  c.png: binary', '  b.ts: did not fit the context — needs 900 tokens, 2 of 10 left']);
+});
+
+test(`the table lists at most ${TABLE_LEFT_OUT_LINES} left-out files, other reasons than the budget first, and counts the rest by reason`, () => {
+  // 30 files the budget left out (z00.ts … z29.ts) and 3 secrets (a0.env … a2.env), all listed in the report
+  const budget = Array.from({ length: 30 }, (_, i) => ({ path: `z${String(i).padStart(2, '0')}.ts`, status: 'left-out' as const, tokens: 0, keptShare: null, reason: 'over-budget' as const, detail: 'needs 900 tokens, 2 of 10 left' }));
+  const secrets = Array.from({ length: 3 }, (_, i) => ({ path: `a${i}.env`, status: 'left-out' as const, tokens: 0, keptShare: null, reason: 'secret' as const, detail: 'aws secret at line 1, column 5 (secretlint rules)' }));
+  const report: ContextReport = {
+    summary: { packedFiles: 1, totalFiles: 34, ignored: 0, fileTokens: 10, promptTokens: 100, attention: 'snapkv', keptPerHead: 50, keptRatio: 0.5 },
+    files: [{ path: 'a.ts', status: 'full', tokens: 10, keptShare: 0.5 }, ...budget, ...secrets],
+    sections: [],
+  };
+  const lines = formatContextTable(report).split('\n');
+  const at = lines.indexOf('left out: 33 files');
+  assert.ok(at > 0, lines.join('\n'));
+  const listed = lines.slice(at + 1, -1).map((l) => l.trim().split(':')[0]);
+  // 20 lines: the 3 secrets, then the first 17 of the budget's in report order; 13 counted
+  assert.deepEqual(listed, ['a0.env', 'a1.env', 'a2.env', ...budget.slice(0, 17).map((f) => f.path)]);
+  assert.equal(lines.at(-1), "  … 13 more not listed (all left out by reason: over-budget 30, secret 3; --json or 'reposnap pack --list' lists them)");
 });
