@@ -91,8 +91,9 @@ test('ask --show-context: packed files sorted by kept share with their tokens, t
   assert.deepEqual(rows, expected);
   assert.deepEqual(lines.slice(start + 5, start + 8), [
     'left out: 2 files',
-    `  big.ts: did not fit the context — ${context.files.find((f) => f.path === 'big.ts')!.detail}`,
+    // a reason the user may act on before the budget's (formatContextTable)
     "  logo.png: binary — binary file extension '.png'",
+    `  big.ts: did not fit the context — ${context.files.find((f) => f.path === 'big.ts')!.detail}`,
   ]);
   assert.equal(lines[start + 8], 'ignored: 1 entry by .gitignore and exclude patterns, never read (reposnap pack --list shows them)');
 });
