@@ -63,12 +63,18 @@ function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /**
  * Restores the thread's cache (a `continue` follow-up whose turns all fit: a trimmed thread
- * re-snaps, its compressed cache still holds the turns that left the prompt), else the longest
- * cached prefix. A cached state the engine refuses is dropped with a notice.
- * @throws whatever the store or the session throws that is not an EngineError.
+ * re-snaps, its compressed cache still holds the turns that left the prompt), else completes the
+ * question (`complete`: its retrieval section, retrieve.ts, which a continued thread's prompt does
+ * not hold) and restores the longest cached prefix. A cached state the engine refuses is dropped
+ * with a notice.
+ * @param complete called once, only when the thread's cache is not continued, before the prefix
+ *   is looked up (the prefix's cut depends on the question part's length, `windowStart`).
+ * @throws whatever the store, the session or `complete` throws that is not an EngineError from the session.
  */
-export async function restore(q: Question): Promise<Restored> {
-  const r = (await restoreThread(q)) ?? (await restorePrefix(q));
+export async function restore(q: Question, complete: () => Promise<void>): Promise<Restored> {
+  const thread = await restoreThread(q);
+  if (!thread) await complete();
+  const r = thread ?? (await restorePrefix(q));
   q.onEvent({ kind: 'cache', outcome: r.outcome, reusedTokens: r.reused });
   return r;
 }
