@@ -5,7 +5,8 @@
  * thread. Follow-ups either re-snap from the uncompressed prefix (`resnap`, query-aware) or
  * append to the thread's compressed cache (`continue`, fastest).
  * This file packs the repository and fits the thread (the question is tokenized once, here);
- * stages/ holds the rest, one file per stage: restore → prefill → snap → decode → persist;
+ * stages/ holds the rest, one file per stage: restore (with retrieve, the question's retrieval
+ * section, unless the thread's cache is continued) → prefill → snap → decode → persist;
  * request.ts the request, events and stats, context-size.ts the context's checks, thread.ts the
  * thread's fit (all re-exported here).
  * Used by the CLI and the extension; knows nothing about either.
@@ -13,21 +14,21 @@
 import os from 'node:os';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
 import { SecretRefusedError } from '../context/errors';
-import { packRepository, withRetrievalSkips } from '../context/pack';
+import { packRepository } from '../context/pack';
 import { quotedFileRefusal } from '../context/quoted';
-import { retrieveChunks } from '../context/retrieve/retrieve';
 import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession } from '../engine/session';
 import { concatTokens, promptLayout, tokenizeLayout } from '../prompt/prompt';
 import { checkAnswerRoomSize } from './answer-room';
-import { checkAnswerRoom, checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom, defaultContextSize, DEFAULT_MAX_TOKENS, questionReserve, type OptionNames } from './context-size';
+import { checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom, defaultContextSize, DEFAULT_MAX_TOKENS, questionReserve, type OptionNames } from './context-size';
 import type { AskEvent, AskRequest, AskStats } from './request';
 import { decode } from './stages/decode';
 import { persistAnswer, persistPrefix } from './stages/persist';
 import { prefillPrefix, prefillQuestion, questionPrefill } from './stages/prefill';
 import type { Question } from './stages/question';
 import { restore } from './stages/restore';
+import { retrieve } from './stages/retrieve';
 import { snap } from './stages/snap';
 import { answerContext, askStats } from './stages/stats';
 import { fitThread, threadHistory, threadRoom } from './thread';
@@ -150,7 +151,7 @@ async function prepareAndAnswer(
 
   // tokenize each file section once: the budget is exact and the prompt is the concatenation
   const sectionTokens = new Map<string, Int32Array>();
-  let pack = await packRepository(req.repo, {
+  const pack = await packRepository(req.repo, {
     ...req.pack,
     tokenBudget,
     ...(packing === 'auto' ? { rankedTokenBudget: rankedBudget } : {}),
@@ -172,35 +173,24 @@ async function prepareAndAnswer(
   }
   const sectionToks = pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text));
   const prefix = concatTokens([layout.head, ...sectionToks]);
-  // the question's retrieval section (issue 15) goes after the cached prefix, before the thread
-  let retrieval: Int32Array = new Int32Array(0);
-  let retrievedFiles: { path: string; tokens: number; offset: number }[] = [];
-  let retrievalText = '';
-  if (pack.packing === 'ranked' && retrievalRoom > 0 && !req.prepareOnly && pack.retrievable.length > 0) {
-    const retrieved = await retrieveChunks(pack.retrievable, req.question, { budget: retrievalRoom, countTokens: (t) => model.tokenize(t).length, secrets: pack.secrets, signal: req.signal });
-    // a file retrieval found holding a secret is reported as the packer reports its own
-    pack = withRetrievalSkips(pack, retrieved.skipped);
-    if (retrieved.text !== '') retrieval = model.tokenize(retrieved.text);
-    retrievalText = retrieved.text;
-    retrievedFiles = retrieved.spans;
-  }
-  const questionPart = concatTokens([retrieval, suffix]);
-  // an answer longer than the answer room is served from what the prompt left free, or refused
-  // here, before the prefill, with the number that fits (never cut short at the context's end)
-  if (!req.prepareOnly) checkAnswerRoom(contextSize, prefix.length + questionPart.length, maxTokens, answerRoom, names);
-  const key = keyOf();
   const packMs = performance.now() - t0;
 
-  return answer({
+  const q: Question = {
     session,
     req,
-    key,
+    // made on first use: a thread's turns made it already (threadHistory), else complete() does
+    get key() {
+      return keyOf();
+    },
     layout,
     prefix,
-    suffix: questionPart,
+    // the question's retrieval section (issue 15) goes after the cached prefix, before the thread:
+    // added by stages/retrieve.ts unless the thread's cache is continued (it is not in that prompt)
+    suffix,
     questionTokens,
-    retrieval: { tokens: retrieval.length, files: retrievedFiles },
-    retrievalText,
+    retrievalRoom,
+    retrieval: { tokens: 0, files: [] },
+    retrievalText: '',
     sectionTokens: sectionToks,
     pack,
     packMs,
@@ -213,17 +203,29 @@ async function prepareAndAnswer(
     dropped: fit.dropped,
     history,
     onEvent,
-  });
+  };
+  // a question that does not continue its thread: its retrieval section and the answer's room,
+  // then the cache key, made once nothing before the cache can refuse the question (one refused or
+  // cancelled before writes nothing to the cache root); the key's time (the model's hash, on its
+  // first use) is the packing's
+  const complete = async (): Promise<void> => {
+    await retrieve(q);
+    const tk = performance.now();
+    keyOf();
+    q.packMs += performance.now() - tk;
+  };
+  return answer(q, complete);
 }
 
 /**
- * The stages of one answer, in order (one file each in stages/): restore what the cache holds,
- * prefill the rest of the repository prefix and save it, then (unless only the prefix is being
+ * The stages of one answer, in order (one file each in stages/): restore what the cache holds
+ * (a question that does not continue its thread is completed first, `complete`: its retrieval
+ * section, the answer's room and the cache key), prefill the rest of the repository prefix and save it, then (unless only the prefix is being
  * prepared) prefill the question part, snap, decode, and save the thread and the question's record.
  */
-async function answer(q: Question): Promise<AskStats> {
+async function answer(q: Question, complete: () => Promise<void>): Promise<AskStats> {
   const { session } = q;
-  const restored = await restore(q);
+  const restored = await restore(q, complete);
   // the prompt this question runs on: a continued thread's cache and its new turn (this question's
   // retrieval section is not in it), else the prefix and the question part
   q.onEvent({ kind: 'packed', pack: q.pack, promptTokens: restored.continued ? session.position + questionPrefill(q, restored).length : q.prefix.length + q.suffix.length });

@@ -122,8 +122,13 @@ export interface AskStats {
   reusedTokens: number;
   /** Tokens prefilled for this question. */
   prefilledTokens: number;
-  /** Restoring the cached state [ms]. */
+  /**
+   * Restoring the cached state [ms]: reading and checking it (`restoreReadMs`) and putting it into
+   * the engine; 0 when nothing was restored (a miss, no cache, a state the engine refused).
+   */
   restoreMs: number;
+  /** The part of `restoreMs` spent reading and checking the cached state (its file on disk, or the prefix kept in memory, and its index) [ms]. */
+  restoreReadMs: number;
   /** This question's prefill calls (prefix and question part), `prefilledTokens` of them [ms]: no restore, wait or cache write. */
   prefillMs: number;
   /** prefilledTokens / prefillMs [tokens/s]; 0 when nothing was prefilled. */

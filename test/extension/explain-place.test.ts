@@ -23,7 +23,7 @@ const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 
 
 const STATS: WireAskStats = {
   L: 2000, prefixTokens: 1900, B: 1024, ratio: 0.512, files: 3, skipped: 0, droppedTurns: 0, packMs: 5, cache: 'miss', reusedTokens: 0,
-  prefilledTokens: 2000, restoreMs: 0, prefillMs: 1000, prefillTokS: 2000, snapMs: 10, ttftMs: 1100, decodeTokens: 4, decodeMs: 40,
+  prefilledTokens: 2000, restoreMs: 0, restoreReadMs: 0, prefillMs: 1000, prefillTokS: 2000, snapMs: 10, ttftMs: 1100, decodeTokens: 4, decodeMs: 40,
   decodeTokS: 100, nKvBefore: 2048, nKvAfter: 1024, kvBytesBefore: 2e6, kvBytesAfter: 1e6, snap: true, stopReason: 'eos',
 };
 

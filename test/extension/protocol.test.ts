@@ -12,7 +12,7 @@ import { cacheOutcome, parseFromHost, parseToHost, toWireError, toWireEvent, typ
 import type { AskStats } from '../../src/pipeline/ask';
 
 const stats: AskStats = {
-  L: 2004, prefixTokens: 1990, B: 1024, ratio: 1024 / 2004, files: 5, skipped: 33, droppedTurns: 0, packMs: 93, cache: 'miss', reusedTokens: 0, prefilledTokens: 2004, restoreMs: 0, prefillMs: 1606, prefillTokS: 1247, snapMs: 17,
+  L: 2004, prefixTokens: 1990, B: 1024, ratio: 1024 / 2004, files: 5, skipped: 33, droppedTurns: 0, packMs: 93, cache: 'miss', reusedTokens: 0, prefilledTokens: 2004, restoreMs: 0, restoreReadMs: 0, prefillMs: 1606, prefillTokS: 1247, snapMs: 17,
   ttftMs: 1720, decodeTokens: 40, decodeMs: 120, decodeTokS: 328, nKvBefore: 2048, nKvAfter: 1024, kvBytesBefore: 1282560,
   kvBytesAfter: 655360, snap: true, stopReason: 'maxTokens',
 };

@@ -67,7 +67,7 @@ test('threads: new, select, delete; an empty active thread is reused; at most MA
 });
 
 const stats = (over: Partial<WireAskStats>): WireAskStats => ({
-  L: 2000, prefixTokens: 1980, B: 1000, ratio: 0.5, files: 3, skipped: 0, droppedTurns: 0, packMs: 10, reusedTokens: 0, prefilledTokens: 2000, restoreMs: 0, prefillMs: 100, prefillTokS: 20000, snapMs: 5, ttftMs: 200,
+  L: 2000, prefixTokens: 1980, B: 1000, ratio: 0.5, files: 3, skipped: 0, droppedTurns: 0, packMs: 10, reusedTokens: 0, prefilledTokens: 2000, restoreMs: 0, restoreReadMs: 0, prefillMs: 100, prefillTokS: 20000, snapMs: 5, ttftMs: 200,
   decodeTokens: 10, decodeMs: 50, decodeTokS: 200, nKvBefore: 2048, nKvAfter: 1024, kvBytesBefore: 4000, kvBytesAfter: 2000,
   snap: true, stopReason: 'maxTokens', cache: 'miss', ...over,
 });

@@ -2,7 +2,8 @@
  * What the stages of one answer share (restore → prefill → snap → decode → persist, one file
  * each in this folder; pipeline/ask.ts runs them in that order): the request, the session, and
  * the prompt as two token arrays, the repository prefix the cache store keeps uncompressed and
- * the question part after it.
+ * the question part after it. The question part is completed by the retrieve stage (retrieve.ts,
+ * this question's retrieval section) unless the thread's cache is continued.
  */
 import type { ThreadTurn } from '../../cache/store';
 import type { PackResult } from '../../context/pack';
@@ -22,18 +23,24 @@ export interface Question {
   layout: LayoutTokens;
   /** The repository prefix [tokens]: head + packed files. */
   prefix: Int32Array;
-  /** The question part [tokens]: the retrieval section (ranked packing), the earlier turns kept, the question. */
+  /**
+   * The question part [tokens]: the retrieval section (ranked packing; added by retrieve.ts, never
+   * on a continued thread), the earlier turns kept, the question.
+   */
   suffix: Int32Array;
   /** The question alone [tokens], tokenized once for every use (the thread's fit, `suffix`, a continued thread's turn). */
   questionTokens: Int32Array;
-  /** The retrieval section at the start of `suffix`: its tokens, and each quoted chunk's file and tokens (context report). */
+  /** Tokens kept for the retrieval section (ranked packing; `AskRequest.retrievalShare` of the context), 0 for none. */
+  retrievalRoom: number;
+  /** The retrieval section at the start of `suffix`: its tokens, and each quoted chunk's file and tokens (context report); none (0 tokens) until retrieve.ts. */
   retrieval: NonNullable<ContextReportInput['retrieval']>;
   /** The retrieval section's text ('' when none): the code prior maps its tokens back to it. */
   retrievalText: string;
   /** Each of `pack.sections`' tokens, as tokenized alone (`prefix` is the head followed by these). */
   sectionTokens: Int32Array[];
+  /** The pack; retrieve.ts adds the files its retrieval found holding a secret to the skipped ones. */
   pack: PackResult;
-  /** Packing time, from the start of the question [ms]. */
+  /** Packing time, from the start of the question, and the retrieve stage's [ms]. */
   packMs: number;
   /** Start of the question (`performance.now()`) [ms]. */
   t0: number;

@@ -19,8 +19,17 @@ export interface Restored {
   outcome: CacheOutcome;
   /** Tokens restored instead of prefilled (the session's position after restoring). */
   reused: number;
-  /** Restoring the cached state [ms]. */
+  /**
+   * Restoring the cached state [ms]: reading and checking it (`readMs`) and putting it into the
+   * engine (the session's restore, and a cut back to SnapKV's window); 0 when nothing was restored.
+   */
   restoreMs: number;
+  /**
+   * Reading and checking the cached state that was restored [ms], part of `restoreMs`: the state
+   * file from disk (or the prefix the store keeps in memory) and its index, found and checked
+   * against the prompt; 0 when nothing was restored.
+   */
+  readMs: number;
   /** The thread's compressed cache was restored: prefill only the new turn, no SnapKV. */
   continued: boolean;
   /** Run SnapKV after the prefill (the request's `snap.enabled`, false on a continued thread). */
@@ -63,12 +72,18 @@ function commonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /**
  * Restores the thread's cache (a `continue` follow-up whose turns all fit: a trimmed thread
- * re-snaps, its compressed cache still holds the turns that left the prompt), else the longest
- * cached prefix. A cached state the engine refuses is dropped with a notice.
- * @throws whatever the store or the session throws that is not an EngineError.
+ * re-snaps, its compressed cache still holds the turns that left the prompt), else completes the
+ * question (`complete`: its retrieval section, retrieve.ts, which a continued thread's prompt does
+ * not hold) and restores the longest cached prefix. A cached state the engine refuses is dropped
+ * with a notice.
+ * @param complete called once, only when the thread's cache is not continued, before the prefix
+ *   is looked up (the prefix's cut depends on the question part's length, `windowStart`).
+ * @throws whatever the store, the session or `complete` throws that is not an EngineError from the session.
  */
-export async function restore(q: Question): Promise<Restored> {
-  const r = (await restoreThread(q)) ?? (await restorePrefix(q));
+export async function restore(q: Question, complete: () => Promise<void>): Promise<Restored> {
+  const thread = await restoreThread(q);
+  if (!thread) await complete();
+  const r = thread ?? (await restorePrefix(q));
   q.onEvent({ kind: 'cache', outcome: r.outcome, reusedTokens: r.reused });
   return r;
 }
@@ -77,14 +92,15 @@ async function restoreThread(q: Question): Promise<Restored | undefined> {
   const { req, session } = q;
   const store = req.store;
   if ((req.followUp ?? 'resnap') !== 'continue' || !store || !req.threadId || q.earlier.length === 0 || q.dropped !== 0) return undefined;
+  const tr = performance.now();
   const thread = store.loadThread(req.threadId, { key: q.key, prefix: q.prefix });
+  const readMs = performance.now() - tr;
   if (!thread) return undefined;
   try {
-    const tr = performance.now();
     await session.restore(thread.snap, `thread ${req.threadId}`);
     const restoreMs = performance.now() - tr;
     store.touch('thread', thread.index.id);
-    const r: Restored = { outcome: 'continue', reused: session.position, restoreMs, continued: true, snapNow: false, chain: [] };
+    const r: Restored = { outcome: 'continue', reused: session.position, restoreMs, readMs, continued: true, snapNow: false, chain: [] };
     const retrieval = thread.index.retrieval;
     if (retrieval && retrieval.tokens > 0 && q.prefix.length + retrieval.tokens <= thread.index.L) r.threadRetrieval = retrieval;
     return r;
@@ -121,12 +137,13 @@ async function restoreCachedPrefix(q: Question, chain: string[]): Promise<Restor
   const { req, session, prefix } = q;
   const store = req.store;
   const snapNow = req.snap.enabled;
-  const r: Restored = { outcome: store ? 'miss' : 'off', reused: 0, restoreMs: 0, continued: false, snapNow, chain };
+  const r: Restored = { outcome: store ? 'miss' : 'off', reused: 0, restoreMs: 0, readMs: 0, continued: false, snapNow, chain };
+  const tr = performance.now();
   const found = store?.findPrefix(q.key, chain);
   const snap = found ? store!.loadPrefix(found.index) : undefined;
   if (!found || !snap) return r;
+  const readMs = performance.now() - tr;
   try {
-    const tr = performance.now();
     await session.restore(snap, 'cached prefix');
     const matched = commonPrefix(snap.tokens, prefix);
     // SnapKV scores with the queries of the last w prompt tokens, captured only while they
@@ -146,6 +163,7 @@ async function restoreCachedPrefix(q: Question, chain: string[]): Promise<Restor
       }
     }
     r.restoreMs = performance.now() - tr;
+    r.readMs = readMs;
     r.reused = keep;
     r.outcome = matched === prefix.length ? 'hit' : 'partial';
     store!.touch('prefix', found.index.id);

@@ -49,6 +49,7 @@ export function askStats(q: Question, m: Measured): AskStats {
     reusedTokens: m.restored.reused,
     prefilledTokens: m.prefilled,
     restoreMs: m.restored.restoreMs,
+    restoreReadMs: m.restored.readMs,
     prefillMs: m.prefillMs,
     prefillTokS: perSecond(m.prefilled, m.prefillMs),
     snapMs: m.snapMs,
