@@ -7,7 +7,7 @@
  * prompt (sections, skipped list, secret entries) byte for byte.
  *
  *   git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/node_modules
- *   node --import tsx bench/pack-auto.ts [--baseline /tmp/base] [--repo dir]… [--huge-mb 50]
+ *   node --expose-gc --import tsx bench/pack-auto.ts [--baseline /tmp/base] [--repo dir]… [--huge-mb 50]
  *     [--budget 6000] [--runs 3] [--model file.gguf] [--max-file-bytes n]
  *
  * Repositories: `--repo` (repeatable; default this project and node_modules/ajv), and with
@@ -126,6 +126,8 @@ async function main(): Promise<void> {
         for (let run = 0; run <= runs; run++) {
           for (const k of variants.map((_, j) => (run % 2 === 0 ? j : variants.length - 1 - j))) {
             const v = variants[k]!;
+            // the previous run's garbage is collected before, not during, this one (with --expose-gc)
+            (globalThis as { gc?: () => void }).gc?.();
             const counting = countingFs();
             let tokenized = 0;
             const t0 = performance.now();
