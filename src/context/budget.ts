@@ -1,4 +1,5 @@
 import { throwIfAborted } from './errors';
+import { countUpTo } from './prefix-count';
 
 /**
  * How `fitSection` shares the thread: `maybeYield` is awaited before each block is counted (a
@@ -25,7 +26,8 @@ export interface FittedSection {
  * (the first is wanted most); `render(chosen)` makes the section's text from the chosen block
  * indices (in any display order it likes, with any header and footer). Blocks are taken greedily
  * in priority order while the render's overhead plus the blocks' own token counts stay within
- * `budget` (one that does not fit is skipped and the next is tried); then the whole text is
+ * `budget` (one that does not fit is skipped and the next is tried; a long block is tokenized only
+ * as far as a prefix decides that it does not fit, `countUpTo`); then the whole text is
  * counted, and while it exceeds `budget` (a tokenizer can merge across block boundaries) the
  * lowest-priority block is dropped. So `tokens ≤ budget` always holds, with `tokens` as
  * `countTokens` counts the whole section. Tokens are `countTokens`'s units; `budget` ≥ 0.
@@ -52,10 +54,12 @@ export async function fitSection(
   for (let i = 0; i < blocks.length && estimate < budget; i++) {
     await pace?.maybeYield();
     throwIfAborted(pace?.signal);
-    const tokens = await count(blocks[i]!);
-    if (estimate + tokens <= budget) {
+    // a block longer than the room left is tokenized only as far as a prefix shows it cannot fit
+    // (a map block of a file with 100,000 definitions is megabytes)
+    const fit = await countUpTo(blocks[i]!, budget - estimate, countTokens, pace?.signal !== undefined ? { signal: pace.signal } : {});
+    if (fit.kind === 'counted' && estimate + fit.tokens <= budget) {
       chosen.push(i);
-      estimate += tokens;
+      estimate += fit.tokens;
     }
   }
   while (chosen.length > 0) {

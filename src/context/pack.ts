@@ -268,7 +268,8 @@ const READ_AHEAD = 16;
  * With `packing: 'ranked'`, step 3 is `packRanked`'s instead. With `packing: 'auto'`, step 3 runs
  * as smallest-first's until the first file left out as `'over-budget'`: none, and the result is
  * smallest-first's (`auto: true`); one, and the walked files are packed ranked against
- * `rankedTokenBudget` (read again; progress restarts at `'read'`; secret verdicts are reused).
+ * `rankedTokenBudget`, reusing what the smallest-first pass read (texts and reads in flight: no file
+ * is read twice; `'read'` progress goes on from where it was) and its secret verdicts.
  *
  * Units: sizes in bytes, budget and counts in tokens. `totalTokens` is the sum of per-section
  * counts, which may differ slightly from the token count of the concatenated sections.
@@ -331,8 +332,9 @@ export async function packRepository(root: string, options: PackOptions): Promis
   const candidates = [...walked.files].sort(compareKeepRank);
   const total = candidates.length;
   /** The ranked packing of the walked files against `budget`. */
-  const packRankedResult = async (budget: number, auto: boolean): Promise<PackResult> => {
+  const packRankedResult = async (budget: number, auto: boolean, handover?: { reads: ReadonlyArray<Promise<FileVerdict> | undefined>; readReported: number }): Promise<PackResult> => {
     const ranked = await packRanked({
+      ...handover,
       candidates,
       tokenBudget: budget,
       countTokens,
@@ -397,7 +399,9 @@ export async function packRepository(root: string, options: PackOptions): Promis
   };
 
   // Reads never reject (failures are verdicts), so starting them early is safe even if we abort.
+  // 'auto' keeps them (settled or in flight) for its ranked pass, which then reads no file twice.
   const reads: Array<Promise<FileVerdict> | undefined> = new Array(total);
+  let readReported = 0;
   let nextRead = 0;
   const startReads = (upTo: number): void => {
     for (; nextRead < Math.min(total, upTo); nextRead++) {
@@ -420,8 +424,9 @@ export async function packRepository(root: string, options: PackOptions): Promis
     startReads(i + readAhead);
     const file = candidates[i]!;
     const verdict = await raceAbort(reads[i]!, signal);
-    reads[i] = undefined;
+    if (packing !== 'auto') reads[i] = undefined;
     onProgress?.({ phase: 'read', done: i + 1, total });
+    readReported = i + 1;
 
     if (verdict.kind === 'skip') {
       skipped.push({ path: file.path, reason: verdict.reason, detail: verdict.detail });
@@ -486,7 +491,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     }
   }
   throwIfAborted(signal);
-  if (packing === 'auto' && overBudget) return packRankedResult(rankedTokenBudget, true);
+  if (packing === 'auto' && overBudget) return packRankedResult(rankedTokenBudget, true, { reads, readReported });
 
   kept.sort(order === 'mtime' ? compareMtime : (a, b) => compareCodeUnits(a.path, b.path));
   skipped.sort((a, b) => compareCodeUnits(a.path, b.path));

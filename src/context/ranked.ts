@@ -95,6 +95,14 @@ export interface RankedInput {
   signal?: AbortSignal;
   fs?: ContextFs;
   onProgress?: (p: { phase: 'read' | 'tokenize'; done: number; total?: number }) => void;
+  /**
+   * Reads already made or in flight, by index into `candidates` (`packRepository`'s `'auto'`: its
+   * smallest-first pass, with the same `readTextFile` options): used instead of reading the file
+   * again; the other indices are read here. Default none.
+   */
+  reads?: ReadonlyArray<Promise<FileVerdict> | undefined>;
+  /** `'read'` progress already reported for the first this many candidates (by `reads`' owner): not reported again. Default 0. */
+  readReported?: number;
 }
 
 /** What `packRanked` produced (merged into `PackResult` by `packRepository`). */
@@ -163,11 +171,13 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
   const texts: Array<{ file: WalkedFile; verdict: Extract<FileVerdict, { kind: 'text' }>; tags?: FileTags }> = [];
   const maybeYield = createYielder(YIELD_EVERY_MS);
 
-  // 1. read and parse
-  const reads: Array<Promise<FileVerdict> | undefined> = new Array(candidates.length);
+  // 1. read (what `input.reads` has not read yet) and parse
+  const reads: Array<Promise<FileVerdict> | undefined> = input.reads === undefined ? new Array(candidates.length) : [...input.reads];
+  const readReported = input.readReported ?? 0;
   let nextRead = 0;
   const startReads = (upTo: number): void => {
     for (; nextRead < Math.min(candidates.length, upTo); nextRead++) {
+      if (reads[nextRead] !== undefined) continue;
       const file = candidates[nextRead]!;
       reads[nextRead] = readTextFile(file.absPath, {
         maxFileBytes: input.maxFileBytes,
@@ -190,7 +200,7 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
       const tags = grammar === undefined ? undefined : await raceAbort(input.tagsCache.tags(verdict.text, grammar), signal);
       texts.push({ file, verdict, ...(tags !== undefined ? { tags } : {}) });
     }
-    input.onProgress?.({ phase: 'read', done: i + 1, total: candidates.length });
+    if (i >= readReported) input.onProgress?.({ phase: 'read', done: i + 1, total: candidates.length });
   }
 
   // 2. rank, turning the event loop while the reference graph is built (about a second of CPU for
