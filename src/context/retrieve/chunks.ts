@@ -68,6 +68,12 @@ export const HEADER_MAX_CHARS = 1600;
  *   not in full are not in the repository map either at a small context, so without its chunk a
  *   constant's value was nowhere in the prompt; issue 15).
  *
+ * Each chunk (a type's first header piece) starts at its definition's leading doc comment when it
+ * has one (`leadingComment`: the JSDoc block or `//` / `#` run right above it, the decorators
+ * between included; `nameLine` then gives the name's line), so that a question in the comment's
+ * words ("Which function compares two levels?") matches its text; a member's comment is its own,
+ * not its type header's.
+ *
  * No chunk holds another's lines, except a function or type nested in a function (inside its
  * function's chunk) and a header whose first method starts on the header's first line
  * (`class A { f() {} }`: both chunks are that line).
