@@ -186,3 +186,33 @@ test('a long doc comment above a function too long for the room: the first piece
   assert.deepEqual([pieces[0]!.startLine, pieces[0]!.endLine], [first.startLine, first.endLine]);
   assert.equal(pieces.at(-1)!.endLine, 66);
 });
+
+test("a method's doc comment is its own, not its type header's, even with lines a header would keep (no leading '*')", async () => {
+  const text = [
+    'export class Pool {',
+    '  size = 4',
+    '  /*',
+    '    Hands out an idle connection,',
+    '    opening one when none is idle.',
+    '  */',
+    '  acquire(): Conn {',
+    '    return this.idle.pop() ?? this.open()',
+    '  }',
+    '  limit = 8',
+    '  /*',
+    '    Gives a connection back.',
+    '  */',
+    '  release(c: Conn) {',
+    '    this.idle.push(c)',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+  const chunks = await chunksOfSource('src/pool.ts', text, 'typescript');
+  assert.deepEqual(outline(chunks), [
+    ['Pool', 1, undefined, 2],
+    ['acquire', 3, 7, 9],
+    ['Pool', 10, undefined, 10],
+    ['release', 11, 14, 16],
+  ]);
+});

@@ -107,7 +107,12 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
       continue;
     }
     const partOf = { startLine: first, endLine };
-    headerRuns(lines, def.line, endLine, members).forEach(([runStart, runEnd], r) => {
+    // each member's lines from its doc comment (one on the type's first line: from that line)
+    const spans = members.map((m): [number, number] => {
+      const start = leadingComment(tags.grammar, lines, m.line);
+      return [start > def.line ? start : m.line, m.endLine];
+    });
+    headerRuns(lines, def.line, endLine, spans).forEach(([runStart, runEnd], r) => {
       // the declaration's run from its doc comment; each run in pieces of at most HEADER_MAX_CHARS
       // (at least one line each; the first down to the name's line at least)
       for (let start = r === 0 ? first : runStart; start <= runEnd; ) {
@@ -126,17 +131,18 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
 
 /**
  * The header runs of a type spanning lines `first … last` (1-based, inclusive) whose members
- * (methods, nested types with methods) are `members`, as `[start, end]` line pairs in order: the
- * declaration (its first line always, to the line before the first member, less trailing lead-in
- * lines), then each run of later lines in no member, less leading blank and closing lines and
- * trailing lead-in and closing lines, when anything is left. Pure.
+ * (methods, nested types with methods) span the `[start, end]` line pairs `members` (from their
+ * doc comments, `leadingComment`), as `[start, end]` line pairs in order: the declaration (its
+ * first line always, to the line before the first member, less trailing lead-in lines), then each
+ * run of later lines in no member, less leading blank and closing lines and trailing lead-in and
+ * closing lines, when anything is left. Pure.
  */
-function headerRuns(lines: readonly string[], first: number, last: number, members: readonly Definition[]): Array<[number, number]> {
-  const firstMember = Math.min(...members.map((m) => m.line));
+function headerRuns(lines: readonly string[], first: number, last: number, members: ReadonlyArray<readonly [number, number]>): Array<[number, number]> {
+  const firstMember = Math.min(...members.map(([start]) => start));
   let end = Math.min(Math.max(first, firstMember - 1), lines.length);
   while (end > first && LEAD_IN.test(lines[end - 1] ?? '')) end--;
   const runs: Array<[number, number]> = [[first, end]];
-  const inMember = (line: number): boolean => members.some((m) => m.line <= line && line <= m.endLine);
+  const inMember = (line: number): boolean => members.some(([start, stop]) => start <= line && line <= stop);
   for (let line = firstMember + 1; line <= Math.min(last, lines.length); line++) {
     if (inMember(line)) continue;
     let runEnd = line;
