@@ -6,7 +6,7 @@
  * hit is a chunk that holds the definition's declaration line (its name's line, as tree-sitter
  * tags it: `Definition.line`) of a file defining that name with that kind.
  *
- *   node --import tsx bench/retrieval-recall.ts --real DIR [--context-size 6144] [--share 0.15] [--max 400] [--include GLOB]… [--names A,B] [--code-span] [--out FILE]
+ *   node --import tsx bench/retrieval-recall.ts --real DIR [--context-size 6144] [--share 0.15] [--max 400] [--include GLOB]… [--names A,B] [--code-span] [--doc] [--out FILE]
  *
  * The repository is packed once, ranked, with the approximate tokenizer (bytes / 4) and the
  * prefix budget the CLI gives a context of `--context-size` tokens with `--share` of it for
@@ -21,6 +21,10 @@
  * `shouldBypassProxy`, ~372 tokens, at a 2,048-token context's 307-token room); `--code-span`
  * spells the name in backticks ("Which file defines the function `redaction`?"), as
  * bench/repoqa/large's questions do, so that `namedIdentifiers` recognizes a plain-word name.
+ * `--doc` asks instead, for each askable function and method with a doc comment directly above
+ * it (`docSentence`: a JSDoc block, a run of `//` or `#` lines, decorators between skipped), its
+ * first sentence with the name removed: "Which function compares two levels?" (bench/repoqa/large's
+ * 'doc' questions describe a function in its comment's words); the others are not asked.
  * Prints recall@1/3/10 of the ranking and the recall of the section (a hit quoted within the
  * budget), per kind and in all, and writes them with each question's first hit (1-based rank) as JSON (default
  * bench/results/retrieval-recall-<the repository's folder name>.json).
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
       include: { type: 'string', multiple: true },
       names: { type: 'string' },
       'code-span': { type: 'boolean', default: false },
+      doc: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
   });
@@ -73,11 +78,17 @@ async function main(): Promise<void> {
   const files = [...new Set(chunks.map((c) => c.path))];
   const parser = createTagsParser();
   const defs: Array<{ path: string; def: Definition }> = [];
+  const docs = new Map<Definition, string>();
   for (const file of files) {
     const grammar = grammarForPath(file);
     if (grammar === undefined) continue;
     const text = fs.readFileSync(path.join(root, file), 'utf8').replace(/\r\n?/g, '\n');
-    for (const def of (await parser.parse(text, grammar)).definitions) if (def.kind in KINDS && def.name.length >= 3) defs.push({ path: file, def });
+    for (const def of (await parser.parse(text, grammar)).definitions) {
+      if (!(def.kind in KINDS) || def.name.length < 3) continue;
+      defs.push({ path: file, def });
+      const sentence = values.doc && (def.kind === 'function' || def.kind === 'method') ? docSentence(text.split('\n'), def) : undefined;
+      if (sentence !== undefined) docs.set(def, sentence);
+    }
   }
   const definers = new Map<string, Array<{ path: string; def: Definition }>>();
   for (const d of defs) {
@@ -87,7 +98,8 @@ async function main(): Promise<void> {
   const onlyNames = values.names === undefined ? undefined : new Set(values.names.split(',').filter((n) => n !== ''));
   const askable = [...definers.values()]
     .filter((ds) => new Set(ds.map((d) => d.path)).size <= 3 && (onlyNames === undefined || onlyNames.has(ds[0]!.def.name)))
-    .map((ds) => ds[0]!);
+    .map((ds) => ds[0]!)
+    .filter((d) => !values.doc || docs.has(d.def));
   askable.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.def.line - b.def.line));
   const max = Number(values.max);
   const chosen = askable.length <= max ? askable : Array.from({ length: max }, (_, i) => askable[Math.floor((i * askable.length) / max)]!);
@@ -97,7 +109,7 @@ async function main(): Promise<void> {
   const questions: Array<{ at: string; kind: string; name: string; firstHit: number | null; inSection: boolean; quoted?: string[] }> = [];
   for (const q of chosen) {
     const name = values['code-span'] ? `\`${q.def.name}\`` : q.def.name;
-    const question = `Which file defines the ${KINDS[q.def.kind]} ${name}?`;
+    const question = values.doc ? `Which function ${docs.get(q.def)!}?` : `Which file defines the ${KINDS[q.def.kind]} ${name}?`;
     const answers = definers.get(`${q.def.kind} ${q.def.name}`)!;
     const ranked = rankChunks(chunks, question);
     const firstHit = ranked.findIndex((r) => answers.some((a) => holds(r.chunk, a)));
@@ -119,8 +131,8 @@ async function main(): Promise<void> {
   }
   const order = [...Object.keys(KINDS), 'all'].filter((k) => rows.has(k));
   const table = order.map((k) => rows.get(k)!);
-  const result = { meta: { repo: path.relative(process.cwd(), root) || '.', date: new Date().toISOString(), contextSize, retrievalRoom: room, chunks: chunks.length, chunkedFiles: files.length, askable: askable.length, asked: chosen.length }, rows: table, misses, questions };
-  const out = values.out ?? path.join('bench', 'results', `retrieval-recall-${path.basename(root)}.json`);
+  const result = { meta: { repo: path.relative(process.cwd(), root) || '.', questions: values.doc ? 'doc' : 'name', date: new Date().toISOString(), contextSize, retrievalRoom: room, chunks: chunks.length, chunkedFiles: files.length, askable: askable.length, asked: chosen.length }, rows: table, misses, questions };
+  const out = values.out ?? path.join('bench', 'results', `retrieval-recall-${path.basename(root)}${values.doc ? '-doc' : ''}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
   console.log(`${result.meta.repo}: ${chunks.length} chunks of ${files.length} files not in full (context ${contextSize}, retrieval room ${room} tokens); ${chosen.length} of ${askable.length} askable definitions`);
@@ -131,6 +143,41 @@ async function main(): Promise<void> {
   }
   console.log(`misses (not in the section): ${misses.length}; first ones:`);
   for (const m of misses.slice(0, 12)) console.log(`  ${m}`);
+}
+
+/**
+ * The first sentence of the doc comment directly above `def` (no blank line between; decorator,
+ * annotation and attribute lines between skipped): a `/** … *\/` or `/* … *\/` block, or a run of
+ * `//` or `#` lines, with comment marks and JSDoc tag lines (`@param`) removed, up to the first
+ * `. ` or the comment's end, with every whole-word occurrence of the name removed and the first
+ * letter lower-cased ("Compares two levels." → "compares two levels"). `undefined` when there is
+ * no such comment or its sentence has fewer than 3 words. Found here from the text, independent of
+ * how `chunksOf` attaches comments.
+ */
+function docSentence(lines: readonly string[], def: Definition): string | undefined {
+  let i = def.line - 2;
+  while (i >= 0 && /^\s*(?:@|#\[)/.test(lines[i]!)) i--;
+  const above: string[] = [];
+  if (i >= 0 && /\*\/\s*$/.test(lines[i]!)) {
+    for (; i >= 0; i--) {
+      above.unshift(lines[i]!);
+      if (lines[i]!.includes('/*')) break;
+    }
+    if (i < 0) return undefined;
+  } else {
+    for (; i >= 0 && /^\s*(?:\/\/|#(?!\[|!))/.test(lines[i]!); i--) above.unshift(lines[i]!);
+  }
+  const words = above
+    .map((l) => l.replace(/^\s*(?:\/\*+!?|\*+(?!\/)|\/\/+!?|#+)/, '').replace(/\*+\/\s*$/, '').trim())
+    .filter((l) => !l.startsWith('@'))
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const sentence = (/^(.*?[.!?])(?:\s|$)/.exec(words)?.[1] ?? words).replace(/[.!?]$/, '');
+  const escaped = def.name.replace(/[$]/g, '\\$');
+  const plain = sentence.replace(new RegExp(`(?<![\\p{L}\\p{N}_$])${escaped}(?![\\p{L}\\p{N}_$])`, 'gu'), '').replace(/\s+/g, ' ').trim();
+  if (plain.split(' ').filter((w) => /[\p{L}]/u.test(w)).length < 3) return undefined;
+  return plain.charAt(0).toLowerCase() + plain.slice(1);
 }
 
 void main().catch((e: unknown) => {

@@ -67,11 +67,11 @@ const INDEX_TS = [
   '',
 ].join('\n');
 
-test('a TypeScript class with methods: its header (declaration and fields, the lead-in doc comment left to the method) and its constructor owned by it', async () => {
+test('a TypeScript class with methods: its header (declaration and fields, the lead-in doc comment left to the method) and its constructor owned by it, from its doc comment', async () => {
   const chunks = await chunksOfSource('lib/runtime/validation_error.ts', VALIDATION_ERROR, 'typescript');
   assert.deepEqual(outline(chunks), [
     ['ValidationError', undefined, 3, 6],
-    ['constructor', 'ValidationError', 9, 13],
+    ['constructor', 'ValidationError', 8, 13],
   ]);
   assert.equal(chunks[0]!.text, 'export default class ValidationError extends Error {\n  readonly errors: Partial<ErrorObject>[]\n  readonly ajv: true\n  readonly validation: true');
 });
@@ -154,7 +154,7 @@ test('a long header is cut after the last line within HEADER_MAX_CHARS, its firs
   assert.equal(header.partOf, undefined);
 });
 
-test('a Python class: its header holds the docstring and class attributes, not the decorator of its first method; methods are owned by it', async () => {
+test('a Python class: its header holds the docstring and class attributes, not the comment and decorator of its first method (the method holds them); methods are owned by it', async () => {
   const text = [
     'import heapq',
     '',
@@ -179,7 +179,7 @@ test('a Python class: its header holds the docstring and class attributes, not t
   const chunks = await chunksOfSource('tasks/queue.py', text, 'python');
   assert.deepEqual(outline(chunks), [
     ['TaskQueue', undefined, 3, 6],
-    ['size', 'TaskQueue', 10, 11],
+    ['size', 'TaskQueue', 8, 11],
     ['push', 'TaskQueue', 13, 14],
     ['drain', undefined, 16, 18],
   ]);
@@ -219,7 +219,7 @@ test('Go: a struct is one chunk; its methods, with pointer, value and generic re
   ].join('\n');
   const chunks = await chunksOfSource('limit/rate.go', text, 'go');
   assert.deepEqual(outline(chunks), [
-    ['RateLimiter', undefined, 4, 7],
+    ['RateLimiter', undefined, 3, 7],
     ['Wait', 'RateLimiter', 9, 11],
     ['Kind', 'RateLimiter', 13, 13],
     ['Ring', undefined, 15, 15],

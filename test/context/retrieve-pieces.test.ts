@@ -141,7 +141,7 @@ test('a field declared after a method is in a header piece of its type, which a 
       ['Pool', undefined, 1, 2, undefined],
       ['acquire', 'Pool', 4, 6, undefined],
       ['Pool', undefined, 8, 10, { startLine: 1, endLine: 16 }],
-      ['release', 'Pool', 13, 15, undefined],
+      ['release', 'Pool', 12, 15, undefined],
     ],
   );
   assert.equal(chunks[2]!.text, '  /** Connections not in use. */\n  private idle: Conn[] = []\n  readonly maxWaiting = 16');
@@ -160,20 +160,21 @@ test('a field declared after a method is in a header piece of its type, which a 
 test('an interface larger than the room is split: a question naming it quotes its declaration, one naming a late field the piece holding it', async () => {
   const text = ['/** Options of the big thing. */', 'export interface BigOptions {', ...Array.from({ length: 60 }, (_, i) => `  option${pad(i)}?: number`), '}', ''].join('\n');
   const chunks = await chunksOfTs('src/options.ts', text);
-  // one chunk (no methods), 1,289 bytes of text: 323 tokens, more than a 150-token room
-  assert.deepEqual(chunks.map((c) => [c.name, c.startLine, c.endLine, countTokens(c.text)]), [['BigOptions', 2, 63, 323]]);
+  // one chunk (no methods) from its doc comment, 1,324 bytes of text (32 + 29 + 60 × 20 + '}' and 62 LFs): 331 tokens, more
+  // than a 150-token room
+  assert.deepEqual(chunks.map((c) => [c.name, c.startLine, c.nameLine, c.endLine, countTokens(c.text)]), [['BigOptions', 1, 2, 63, 331]]);
   const named = await retrieveChunks(chunks, 'Which file defines the interface `BigOptions`?', { budget: 150, countTokens, secrets });
-  // title 56 bytes, header 'src/options.ts:2-23 (beginning of BigOptions, lines 2-63)' 58, fences 8, lines 2-23: 30 + 21 × 21
-  // = 471 → 592 bytes, 148 tokens; line 24 would add 21: 613 bytes, 154 tokens > 150
-  assert.deepEqual(named.chunks.map((c) => [c.startLine, c.endLine]), [[2, 23]]);
-  assert.equal(named.tokens, 148);
-  assert.ok(named.text.includes('src/options.ts:2-23 (beginning of BigOptions, lines 2-63)\n```\nexport interface BigOptions {\n  option000?: number\n'));
-  // the pieces: 2-23, 24-45 (header 61 bytes with its 3-byte '…', 22 × 21 lines: 586 bytes, 147 tokens; 24-46: 152),
-  // 46-63 (17 fields and '}': 483 bytes, 121 tokens); option050 is on line 53, in the third
+  // title 56 bytes, header 'src/options.ts:1-21 (beginning of BigOptions, lines 1-63)' 57 + LF, fences 8, lines 1-21: 33 + 30
+  // + 19 × 21 = 462 → 583 bytes, 146 tokens; line 22 would add 21: 604 bytes, 151 tokens > 150
+  assert.deepEqual(named.chunks.map((c) => [c.startLine, c.endLine]), [[1, 21]]);
+  assert.equal(named.tokens, 146);
+  assert.ok(named.text.includes('src/options.ts:1-21 (beginning of BigOptions, lines 1-63)\n```\n/** Options of the big thing. */\nexport interface BigOptions {\n  option000?: number\n'));
+  // the pieces: 1-21, 22-43 (header 60 bytes with its 3-byte '…', 22 × 21 lines: 586 bytes, 147 tokens; 22-44: 152),
+  // 44-63 (20 fields and '}': 525 bytes, 132 tokens); option050 is on line 53, in the third
   const late = await retrieveChunks(chunks, 'What type has `option050` in `BigOptions`?', { budget: 150, countTokens, secrets });
-  assert.deepEqual(late.chunks.map((c) => [c.startLine, c.endLine]), [[46, 63]]);
-  assert.equal(late.tokens, 121);
-  assert.ok(late.text.startsWith(`${RETRIEVAL_TITLE}\nsrc/options.ts:46-63 (… continued: BigOptions, lines 2-63)\n\`\`\`\n  option043?: number\n`));
+  assert.deepEqual(late.chunks.map((c) => [c.startLine, c.endLine]), [[44, 63]]);
+  assert.equal(late.tokens, 132);
+  assert.ok(late.text.startsWith(`${RETRIEVAL_TITLE}\nsrc/options.ts:44-63 (… continued: BigOptions, lines 1-63)\n\`\`\`\n  option041?: number\n`));
   assert.ok(late.text.includes('  option050?: number\n'));
   assert.ok(late.tokens <= 150);
 });

@@ -14,8 +14,17 @@ export interface Chunk {
    * Rust's `impl Queue` / `impl Trait for Queue` around it). Absent for everything else.
    */
   owner?: string;
-  /** 1-based first line (the name's line, see `Definition.line`). */
+  /**
+   * 1-based first line: the first line of the definition's leading doc comment when it has one
+   * (`leadingComment`), else the name's line (see `Definition.line`).
+   */
   startLine: number;
+  /**
+   * The name's line (1-based, `Definition.line`) when the chunk starts above it, at its leading doc
+   * comment (`startLine < nameLine <= endLine`), and on the piece of such a chunk that holds it
+   * (`pieceOf`; the first, which may start on it); absent when the chunk starts at the name's line.
+   */
+  nameLine?: number;
   /** 1-based last line, inclusive. */
   endLine: number;
   /** Lines `startLine … endLine` of the file, joined with `\n` (no final newline). */
@@ -59,6 +68,12 @@ export const HEADER_MAX_CHARS = 1600;
  *   not in full are not in the repository map either at a small context, so without its chunk a
  *   constant's value was nowhere in the prompt; issue 15).
  *
+ * Each chunk (a type's first header piece) starts at its definition's leading doc comment when it
+ * has one (`leadingComment`: the JSDoc block or `//` / `#` run right above it, the decorators
+ * between included; `nameLine` then gives the name's line), so that a question in the comment's
+ * words ("Which function compares two levels?") matches its text; a member's comment is its own,
+ * not its type header's.
+ *
  * No chunk holds another's lines, except a function or type nested in a function (inside its
  * function's chunk) and a header whose first method starts on the header's first line
  * (`class A { f() {} }`: both chunks are that line).
@@ -73,30 +88,38 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
   const chunks: Chunk[] = [];
   const push = (def: Definition, startLine: number, endLine: number, owner?: string, partOf?: Chunk['partOf']): void => {
     const text = lines.slice(startLine - 1, endLine).join('\n');
-    chunks.push({ path, name: def.name, ...(owner !== undefined ? { owner } : {}), startLine, endLine, text, ...(partOf !== undefined ? { partOf } : {}) });
+    const nameLine = startLine < def.line && def.line <= endLine ? { nameLine: def.line } : {};
+    chunks.push({ path, name: def.name, ...(owner !== undefined ? { owner } : {}), startLine, ...nameLine, endLine, text, ...(partOf !== undefined ? { partOf } : {}) });
   };
   for (const def of defs) {
     if (def.kind === 'const' && defs.some((o) => o.kind !== 'const' && holds(o, def))) continue;
     const endLine = Math.min(Math.max(def.endLine, def.line), lines.length);
+    const first = leadingComment(tags.grammar, lines, def.line);
     if (isCallable(def)) {
       // the innermost type around it (the latest-starting one: types nest, they do not overlap)
       const around = defs.filter((o) => isType(o) && holds(o, def)).sort((a, b) => b.line - a.line)[0];
-      push(def, def.line, endLine, around?.name ?? ownerInCode(tags.grammar, lines, def));
+      push(def, first, endLine, around?.name ?? ownerInCode(tags.grammar, lines, def));
       continue;
     }
     const members = defs.filter((o) => holds(def, o) && (isCallable(o) || (isType(o) && defs.some((m) => isCallable(m) && holds(o, m)))));
     if (!isType(def) || members.length === 0) {
-      if (members.length === 0) push(def, def.line, endLine);
+      if (members.length === 0) push(def, first, endLine);
       continue;
     }
-    const partOf = { startLine: def.line, endLine };
-    headerRuns(lines, def.line, endLine, members).forEach(([runStart, runEnd], r) => {
-      // each run in pieces of at most HEADER_MAX_CHARS (at least one line each)
-      for (let start = runStart; start <= runEnd; ) {
+    const partOf = { startLine: first, endLine };
+    // each member's lines from its doc comment (one on the type's first line: from that line)
+    const spans = members.map((m): [number, number] => {
+      const start = leadingComment(tags.grammar, lines, m.line);
+      return [start > def.line ? start : m.line, m.endLine];
+    });
+    headerRuns(lines, def.line, endLine, spans).forEach(([runStart, runEnd], r) => {
+      // the declaration's run from its doc comment; each run in pieces of at most HEADER_MAX_CHARS
+      // (at least one line each; the first down to the name's line at least)
+      for (let start = r === 0 ? first : runStart; start <= runEnd; ) {
         let chars = (lines[start - 1] ?? '').length;
         let cut = start;
-        while (cut < runEnd && chars + 1 + (lines[cut] ?? '').length <= HEADER_MAX_CHARS) chars += 1 + (lines[cut++] ?? '').length;
-        push(def, start, cut, undefined, r === 0 && start === runStart ? undefined : partOf);
+        while (cut < runEnd && (cut < def.line || chars + 1 + (lines[cut] ?? '').length <= HEADER_MAX_CHARS)) chars += 1 + (lines[cut++] ?? '').length;
+        push(def, start, cut, undefined, r === 0 && start === first ? undefined : partOf);
         start = cut + 1;
       }
     });
@@ -108,17 +131,18 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
 
 /**
  * The header runs of a type spanning lines `first … last` (1-based, inclusive) whose members
- * (methods, nested types with methods) are `members`, as `[start, end]` line pairs in order: the
- * declaration (its first line always, to the line before the first member, less trailing lead-in
- * lines), then each run of later lines in no member, less leading blank and closing lines and
- * trailing lead-in and closing lines, when anything is left. Pure.
+ * (methods, nested types with methods) span the `[start, end]` line pairs `members` (from their
+ * doc comments, `leadingComment`), as `[start, end]` line pairs in order: the declaration (its
+ * first line always, to the line before the first member, less trailing lead-in lines), then each
+ * run of later lines in no member, less leading blank and closing lines and trailing lead-in and
+ * closing lines, when anything is left. Pure.
  */
-function headerRuns(lines: readonly string[], first: number, last: number, members: readonly Definition[]): Array<[number, number]> {
-  const firstMember = Math.min(...members.map((m) => m.line));
+function headerRuns(lines: readonly string[], first: number, last: number, members: ReadonlyArray<readonly [number, number]>): Array<[number, number]> {
+  const firstMember = Math.min(...members.map(([start]) => start));
   let end = Math.min(Math.max(first, firstMember - 1), lines.length);
   while (end > first && LEAD_IN.test(lines[end - 1] ?? '')) end--;
   const runs: Array<[number, number]> = [[first, end]];
-  const inMember = (line: number): boolean => members.some((m) => m.line <= line && line <= m.endLine);
+  const inMember = (line: number): boolean => members.some(([start, stop]) => start <= line && line <= stop);
   for (let line = firstMember + 1; line <= Math.min(last, lines.length); line++) {
     if (inMember(line)) continue;
     let runEnd = line;
@@ -131,6 +155,51 @@ function headerRuns(lines: readonly string[], first: number, last: number, membe
     line = runEnd;
   }
   return runs;
+}
+
+/**
+ * Longest leading doc comment a definition's chunk takes, in UTF-16 code units (~4 per token in
+ * prose, so about 600 tokens): a longer run of comment lines above a definition (a licence banner,
+ * commented-out code) is left out of its chunk, which then starts at the name's line as before.
+ */
+export const DOC_MAX_CHARS = 2400;
+
+/**
+ * The first line (1-based) of the doc comment directly above line `line` of `lines` (a
+ * definition's name line): the comments right above it, with no blank line between, through the
+ * decorator, annotation and attribute lines between them and the definition (`@Override`,
+ * `@property`, Rust's `#[inline]`, which the chunk then holds too, as it holds the comment).
+ * A comment is a run of whole-line comments: `//` lines (not Rust's inner `//!`) and whole-line
+ * `/* … *\/` blocks (`/**` JSDoc and Javadoc), or in Python `#` lines (a docstring is inside the
+ * body already). `line` itself when there is none, when only decorators lie above, or when the
+ * comment lines above (decorators included) exceed `DOC_MAX_CHARS`. Pure.
+ */
+export function leadingComment(grammar: GrammarId, lines: readonly string[], line: number): number {
+  const lineComment = grammar === 'python' ? /^\s*#(?!!)/ : /^\s*\/\/(?!!)/;
+  const decorator = grammar === 'python' ? /^\s*@/ : grammar === 'rust' ? /^\s*#\[/ : grammar === 'cpp' || grammar === 'go' ? /(?!)/ : /^\s*@/;
+  const block = grammar !== 'python';
+  let first = line;
+  let chars = 0;
+  for (let i = line - 1; i >= 1; ) {
+    const text = lines[i - 1] ?? '';
+    let top = i;
+    if (decorator.test(text)) {
+      i--;
+      chars += text.length + 1;
+      continue;
+    }
+    if (lineComment.test(text)) top = i;
+    else if (block && /\*\/\s*$/.test(text)) {
+      // up to the line that opens the block, which must open it at its start
+      while (top >= 1 && !(lines[top - 1] ?? '').includes('/*')) top--;
+      if (top < 1 || !/^\s*\/\*(?!!)/.test(lines[top - 1]!)) break;
+    } else break;
+    for (let j = top; j <= i; j++) chars += (lines[j - 1] ?? '').length + 1;
+    if (chars > DOC_MAX_CHARS) return line;
+    first = top;
+    i = top - 1;
+  }
+  return first;
 }
 
 /** A blank line. */

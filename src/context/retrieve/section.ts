@@ -9,7 +9,8 @@ export const RETRIEVAL_TITLE = 'Code retrieved for the question (path:first-last
  * One retrieved chunk as a block: `path:start-end`, then its lines in a fence longer than any
  * backtick run in them. A piece of a longer definition (`Chunk.partOf`) says so after its lines,
  * naming the definition (`Owner.name` for a method) and its lines: `(beginning of
- * shouldBypassProxy, lines 453-520)` for its first piece, `(… continued: Pool, lines 1-16)` for
+ * shouldBypassProxy, lines 453-520)` for its first piece (the one starting at the definition's
+ * first line or holding its name's line, `Chunk.nameLine`), `(… continued: Pool, lines 1-16)` for
  * the others. Pure.
  */
 export function formatRetrievedChunk(scored: ScoredChunk): string {
@@ -18,7 +19,7 @@ export function formatRetrievedChunk(scored: ScoredChunk): string {
   let part = '';
   if (chunk.partOf !== undefined) {
     const whole = `${chunk.owner !== undefined ? `${chunk.owner}.` : ''}${chunk.name}, lines ${chunk.partOf.startLine}-${chunk.partOf.endLine}`;
-    part = chunk.startLine === chunk.partOf.startLine ? ` (beginning of ${whole})` : ` (… continued: ${whole})`;
+    part = chunk.startLine === chunk.partOf.startLine || chunk.nameLine !== undefined ? ` (beginning of ${whole})` : ` (… continued: ${whole})`;
   }
   return `${escapePathForHeader(chunk.path)}:${chunk.startLine}-${chunk.endLine}${part}\n${fence}\n${chunk.text}\n${fence}\n`;
 }
