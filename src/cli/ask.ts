@@ -149,7 +149,9 @@ export async function runAsk(args: string[]): Promise<number> {
   }
 
   const followUp = o['follow-up'] ?? 'resnap';
-  if (followUp !== 'resnap' && followUp !== 'continue') checks.check('follow-up', () => fail(`--follow-up must be resnap or continue`));
+  if (followUp !== 'resnap' && followUp !== 'continue') checks.check('follow-up', () => fail(`--follow-up must be resnap or continue (got '${escapeControls(followUp)}')`));
+  // it says how a thread's next question is answered: without a thread it would do nothing, silently
+  if (o['follow-up'] !== undefined && o.thread === undefined) checks.check('follow-up', () => fail(`--follow-up needs --thread <id>: it says how the next question of a thread is answered`));
   checks.check('thread', () => checkThreadFlags(o.thread, o.threads));
   if (o.thread !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(o.thread)) checks.check('thread', () => fail('--thread must be 1-64 letters, digits, - or _'));
   // a thread's turns live in the cache: without it a follow-up would silently start a new thread
@@ -166,7 +168,13 @@ export async function runAsk(args: string[]): Promise<number> {
   const rpcServers = checks.check('rpc', () => rpcOption(o.rpc)) ?? [];
   const gpuLayers = o['gpu-layers'] === undefined && rpcServers.length > 0 ? undefined : checks.check('gpu-layers', () => intOption('gpu-layers', o['gpu-layers'], 0, 0));
 
-  const question = parsed.positionals.join(' ').trim();
+  // one question: words after it are a mistake the shell makes quietly (an unquoted `--include
+  // *.py` expands to file names, the first one taken as the glob and the rest as the question)
+  if (parsed.positionals.length > 1) {
+    const shown = parsed.positionals.slice(0, 4).map((p) => `'${escapeControls(p)}'`).join(', ');
+    checks.check(undefined, () => fail(`ask takes one question, got ${parsed.positionals.length} arguments (${shown}${parsed.positionals.length > 4 ? ', …' : ''}): quote the question, and quote globs so that the shell does not expand them (--include '*.py')`));
+  }
+  const question = (parsed.positionals[0] ?? '').trim();
   if (!question) checks.check(undefined, () => fail('ask needs a question'));
   if (!modelSpec) checks.check(undefined, () => fail('--model <file.gguf> is required (or set REPOSNAP_MODEL)'));
   checks.throwFirst();

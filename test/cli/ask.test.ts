@@ -122,6 +122,11 @@ test('bad input: one-line errors and non-zero exits, no stack traces', () => {
       [['ask', '--repo', tmp, '--model', model, '--kernel', '4', 'q'], 2, /--kernel must be odd/],
       [['ask', '--repo', tmp, '--model', model, '--allocation', 'fair', 'q'], 2, /--allocation must be uniform, adakv or pyramid/],
       [['ask', '--repo', tmp, '--model', model], 2, /needs a question/],
+      // an unquoted glob the shell expanded: the first name is the glob, the rest would be the question
+      [['ask', '--repo', tmp, '--model', model, '--include', 'a.py', 'b.py', 'c.py', 'what does gcd return?'], 2, /^reposnap: error: ask takes one question, got 3 arguments \('b\.py', 'c\.py', 'what does gcd return\?'\): quote the question, and quote globs so that the shell does not expand them \(--include '\*\.py'\)\n/],
+      [['ask', '--repo', tmp, '--model', model, 'q1', 'q2', 'q3', 'q4', 'q5'], 2, /got 5 arguments \('q1', 'q2', 'q3', 'q4', …\)/],
+      [['ask', '--repo', tmp, '--model', model, '--follow-up', 'continue', 'q'], 2, /^reposnap: error: --follow-up needs --thread <id>: it says how the next question of a thread is answered\n/],
+      [['ask', '--repo', tmp, '--model', model, '--thread', 't1', '--follow-up', 'again', 'q'], 2, /--follow-up must be resnap or continue \(got 'again'\)/],
       [['ask', '--repo', tmp, '--model', model, '--no-cache', '--thread', 't1', 'q'], 2, /--thread needs the cache, where its turns are kept: drop --no-cache/],
       [['frobnicate'], 2, /unknown command/],
       // every command's flags go through one strict parser (src/cli/usage.ts parseCommand)
