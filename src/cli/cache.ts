@@ -20,6 +20,20 @@ const CACHE_HELP = `usage: reposnap cache clear [--repo <dir>] [--cache-dir <dir
 'reposnap stats' shows what the cache holds.
 `;
 
+/** `reposnap stats`' usage, printed for `reposnap stats --help` (or `-h`). */
+const STATS_HELP = `usage: reposnap stats [--repo <dir>] [--cache-dir <dir>] [--json]
+
+What the repository's cache holds: its prefix and thread entries (tokens, size, last use, hits),
+the questions answered from it (hits, misses, tokens reused, prefill time saved) and the last ten.
+Creates nothing.
+
+  --repo <dir>            the repository (default: the current directory)
+  --cache-dir <dir>       cache root (default: $REPOSNAP_CACHE_DIR or ~/.cache/reposnap)
+  --json                  one JSON object on stdout instead of the text
+
+'reposnap cache clear' empties it.
+`;
+
 /**
  * The store of `--repo` (default: the current folder) under `--cache-dir` (default: the cache
  * root), opened without creating anything.
@@ -74,8 +88,12 @@ export function formatStoreStats(st: StoreStats, exists = true): string {
   return lines.join('\n');
 }
 
-/** `reposnap stats [--repo dir] [--cache-dir dir] [--json]`: creates nothing; a missing repository is a usage error. */
+/** `reposnap stats [--repo dir] [--cache-dir dir] [--json]`: creates nothing; a missing repository is a usage error; `--help` prints the usage. */
 export async function runStats(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(STATS_HELP);
+    return 0;
+  }
   const { store, values } = openStore(args, { json: { type: 'boolean' } });
   const st = store.stats();
   process.stdout.write((values as { json?: boolean }).json ? `${terminalJson(st)}\n` : `${formatStoreStats(st, fs.existsSync(store.dir))}\n`);

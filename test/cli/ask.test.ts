@@ -261,3 +261,14 @@ test('Ctrl+C during the answer: "cancelled" on stderr, and the answer\'s line on
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('every command prints its usage with --help and -h, on stdout, exit 0 (stats had none: --help was an unknown option)', () => {
+  for (const [command, usage] of [['ask', 'usage: reposnap ask '], ['pack', 'usage: reposnap pack '], ['stats', 'usage: reposnap stats [--repo <dir>] [--cache-dir <dir>] [--json]\n'], ['cache', 'usage: reposnap cache clear ']] as const) {
+    for (const flag of ['--help', '-h']) {
+      const r = reposnap(command, flag);
+      assert.equal(r.code, 0, `${command} ${flag}: exit ${r.code}\n${r.stderr}`);
+      assert.ok(r.stdout.startsWith(usage), `${command} ${flag}: ${r.stdout.slice(0, 80)}`);
+      assert.equal(r.stderr, '', `${command} ${flag}`);
+    }
+  }
+});
