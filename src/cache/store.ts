@@ -186,6 +186,14 @@ const TEMP_MAX_AGE_MS = 10 * 60_000;
 const THREAD_LOCK_TIMEOUT_MS = 10 * 60_000;
 /** How long a question waits for another process prefilling the same prefix entry [ms]. */
 const PREFIX_LOCK_TIMEOUT_MS = 30 * 60_000;
+/**
+ * A prefix lock whose holder's pid runs but whose heartbeat (every 10 s) is older than this is
+ * taken over [ms] (lock.ts `liveStaleMs`, default 10 min): the pid was reused by another process
+ * after the holder died without its exit handlers (a tester's SIGTERM left locks; a waiter then
+ * waited 10 minutes). A prefilling holder keeps its heartbeat: its decode calls are asynchronous,
+ * and nothing in a question blocks the event loop for anything near a minute.
+ */
+const PREFIX_LOCK_LIVE_STALE_MS = 60_000;
 /** How long a store operation waits for the folder's lock [ms]. */
 const FOLDER_LOCK_TIMEOUT_MS = 10_000;
 /** writeFileAtomic's temporary files: `.<name>.<pid>.<ms>.tmp` (state-file.ts). */
@@ -548,7 +556,7 @@ export class CacheStore {
     let lock: Lock;
     try {
       makeFolder(path.join(this.dir, 'prefix')); // gone when another process's removeIfEmpty took the empty folder
-      lock = await acquireLock(this.file('prefix', id, 'lock'), { timeoutMs: PREFIX_LOCK_TIMEOUT_MS, signal: options.signal, onWait: options.onWait });
+      lock = await acquireLock(this.file('prefix', id, 'lock'), { timeoutMs: PREFIX_LOCK_TIMEOUT_MS, liveStaleMs: PREFIX_LOCK_LIVE_STALE_MS, signal: options.signal, onWait: options.onWait });
     } catch (e) {
       if (options.signal?.aborted) throw e;
       this.warn(`the repository prefix could not be locked (${errCode(e)}): another process asking at the same time may prefill it too`);

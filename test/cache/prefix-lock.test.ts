@@ -110,7 +110,7 @@ async function ctrlCWhileWaiting(args: string[]): Promise<{ code: number | null;
   return { code, typed, output };
 }
 
-test('a dead holder\'s lock is taken over at once; a live holder\'s, or another host\'s, is waited for and Ctrl+C leaves it as it was', async () => {
+test('a dead holder\'s lock is taken over at once; a live holder\'s, or another host\'s, is waited for and Ctrl+C leaves it as it was; a live pid with a heartbeat 2 minutes old is taken over', async () => {
   const model = checkTinyModel();
   const cacheRoot = path.join(tmp, 'stale');
   const args = ['--repo', path.join(ROOT, 'src', 'cache'), '--max-tokens', '4', '--cache-dir', cacheRoot, '--json', '--model', model, 'What is a lock?'];
@@ -153,6 +153,17 @@ test('a dead holder\'s lock is taken over at once; a live holder\'s, or another 
       assert.equal(fs.readFileSync(lockFile, 'utf8'), body, 'the holder\'s lock is as it was');
       assert.equal(fs.existsSync(path.join(prefixDir, `${id}.json`)), false, 'nothing was prefilled or saved');
     }
+    // a live pid whose heartbeat stopped 2 minutes ago (the holder died without its exit
+    // handlers and its pid was reused): taken over at once, not waited for up to 10 minutes
+    forget();
+    fs.writeFileSync(lockFile, JSON.stringify({ pid: live.pid!, host: os.hostname(), nonce: 'reused', at: Date.now() - 120_000 }));
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(lockFile, old, old);
+    const reused = await start(args).done;
+    assert.equal(reused.code, 0, reused.stderr);
+    assert.doesNotMatch(reused.stderr, /waiting for/);
+    assert.equal(statsOf(reused.stderr).cache, 'miss', 'it prefilled the prefix itself');
+    assert.equal(fs.existsSync(lockFile), false, 'and released the lock it took over');
     assert.equal(live.exitCode, null, 'the live holder runs on');
   } finally {
     live.kill('SIGKILL');
