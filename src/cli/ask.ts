@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadModel, type EngineModel } from '../engine/model';
 import { KV_CACHE_TYPES, type KvCacheType } from '../engine/native';
+import { FINGERPRINT_MEMO } from '../engine/state-file';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask';
@@ -280,9 +281,10 @@ export async function runAsk(args: string[]): Promise<number> {
     throw e;
   } finally {
     stopListening();
-    // nothing half-made stays: a store that saved nothing (a failure before the prefix was saved)
-    // goes, and so does the cache root this question created, when that leaves it empty
-    if (store && (await store.removeIfEmpty()) && !cacheRootExisted) removeEmptyFolder(cacheRoot);
+    // nothing half-made stays: a store that saved nothing (a failure or cancel before the prefix
+    // was saved) goes, and so does the cache root this question created, with the fingerprint
+    // memo it wrote there, when nothing else is in it
+    if (store && (await store.removeIfEmpty()) && !cacheRootExisted) removeCreatedCacheRoot(cacheRoot);
     model?.dispose();
   }
   await answerOut.close();
@@ -304,6 +306,24 @@ function modelUriOption(spec: string): string {
   const problem = malformedModelUri(spec);
   if (problem !== undefined) throw new UsageError(escapeControls(problem), { option: 'model' });
   return spec;
+}
+
+/**
+ * Removes the cache root `root` that this question created (it did not exist when the question
+ * started) and that it leaves without a saved entry (cancelled, failed): the model fingerprint
+ * memo in it goes first when it is all the root holds (written by this question once it packed,
+ * `CacheStore.fingerprintMemo`; only a process started meanwhile could have written it too, and
+ * that one only hashes its model again), then the folder when that leaves it empty. Anything else
+ * in it (another repository's folder, models/) keeps the root and the memo as they are.
+ */
+function removeCreatedCacheRoot(root: string): void {
+  try {
+    const names = fs.readdirSync(root);
+    if (names.length === 1 && names[0] === FINGERPRINT_MEMO) fs.unlinkSync(path.join(root, FINGERPRINT_MEMO));
+  } catch {
+    // gone, unreadable, or the memo already removed: removeEmptyFolder decides
+  }
+  removeEmptyFolder(root);
 }
 
 /** Removes `dir` when it is an empty folder (`rmdir`); anything else (files in it, gone, not ours) leaves it as it is. */
