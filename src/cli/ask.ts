@@ -18,7 +18,7 @@ import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { malformedModelUri } from '../models/hub';
 import { count } from './count';
 import { gpuLayersWarning } from './gpu-layers';
-import { abortOnSigint } from './interrupt';
+import { abortOnSignals } from './interrupt';
 import { noticeText, PACK_FLAGS, packFlags, packFlagsHelp } from './pack-flags';
 import { ArgumentChecks, checkThreadFlags, intOption, modelFileOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 import { DEFAULT_MAX_TOKENS } from '../pipeline/context-size';
@@ -191,7 +191,7 @@ export async function runAsk(args: string[]): Promise<number> {
   const cacheRootExisted = fs.existsSync(cacheRoot);
 
   const controller = new AbortController();
-  const stopListening = abortOnSigint(controller);
+  const stopListening = abortOnSignals(controller);
   // the answer on stdout: control sequences from the model (copied from the repository) filtered
   // (terminal-text.ts), and whether its last line is still open, so that an error or "cancelled"
   // on stderr starts on a line of its own
