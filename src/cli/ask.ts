@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadModel, type EngineModel } from '../engine/model';
 import { KV_CACHE_TYPES, type KvCacheType } from '../engine/native';
+import { FINGERPRINT_MEMO } from '../engine/state-file';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
 import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask';
@@ -17,7 +18,7 @@ import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { malformedModelUri } from '../models/hub';
 import { count } from './count';
 import { gpuLayersWarning } from './gpu-layers';
-import { abortOnSigint } from './interrupt';
+import { abortOnSignals } from './interrupt';
 import { noticeText, PACK_FLAGS, packFlags, packFlagsHelp } from './pack-flags';
 import { ArgumentChecks, checkThreadFlags, intOption, modelFileOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 import { DEFAULT_MAX_TOKENS } from '../pipeline/context-size';
@@ -198,7 +199,7 @@ export async function runAsk(args: string[]): Promise<number> {
   const cacheRootExisted = fs.existsSync(cacheRoot);
 
   const controller = new AbortController();
-  const stopListening = abortOnSigint(controller);
+  const stopListening = abortOnSignals(controller);
   // the answer on stdout: control sequences from the model (copied from the repository) filtered
   // (terminal-text.ts), and whether its last line is still open, so that an error or "cancelled"
   // on stderr starts on a line of its own
@@ -288,9 +289,10 @@ export async function runAsk(args: string[]): Promise<number> {
     throw e;
   } finally {
     stopListening();
-    // nothing half-made stays: a store that saved nothing (a failure before the prefix was saved)
-    // goes, and so does the cache root this question created, when that leaves it empty
-    if (store && (await store.removeIfEmpty()) && !cacheRootExisted) removeEmptyFolder(cacheRoot);
+    // nothing half-made stays: a store that saved nothing (a failure or cancel before the prefix
+    // was saved) goes, and so does the cache root this question created, with the fingerprint
+    // memo it wrote there, when nothing else is in it
+    if (store && (await store.removeIfEmpty()) && !cacheRootExisted) removeCreatedCacheRoot(cacheRoot);
     model?.dispose();
   }
   await answerOut.close();
@@ -312,6 +314,24 @@ function modelUriOption(spec: string): string {
   const problem = malformedModelUri(spec);
   if (problem !== undefined) throw new UsageError(escapeControls(problem), { option: 'model' });
   return spec;
+}
+
+/**
+ * Removes the cache root `root` that this question created (it did not exist when the question
+ * started) and that it leaves without a saved entry (cancelled, failed): the model fingerprint
+ * memo in it goes first when it is all the root holds (written by this question once it packed,
+ * `CacheStore.fingerprintMemo`; only a process started meanwhile could have written it too, and
+ * that one only hashes its model again), then the folder when that leaves it empty. Anything else
+ * in it (another repository's folder, models/) keeps the root and the memo as they are.
+ */
+function removeCreatedCacheRoot(root: string): void {
+  try {
+    const names = fs.readdirSync(root);
+    if (names.length === 1 && names[0] === FINGERPRINT_MEMO) fs.unlinkSync(path.join(root, FINGERPRINT_MEMO));
+  } catch {
+    // gone, unreadable, or the memo already removed: removeEmptyFolder decides
+  }
+  removeEmptyFolder(root);
 }
 
 /** Removes `dir` when it is an empty folder (`rmdir`); anything else (files in it, gone, not ours) leaves it as it is. */

@@ -6,6 +6,7 @@
 import { runAsk } from './ask';
 import { runCache, runStats } from './cache';
 import { debugStacks, formatError } from './errors';
+import { interruptExitCode } from './interrupt';
 import { runPack } from './pack';
 import { runRpcServer } from './rpc-server';
 import { UsageError } from './usage';
@@ -55,6 +56,7 @@ main(argv).then(
   (e: unknown) => {
     const err = e as Error;
     process.stderr.write(formatError(e, argv.includes('--json'), debugStacks(process.env)));
-    process.exitCode = err.name === 'AbortError' ? 130 : err instanceof UsageError || err.name === 'PatternError' ? 2 : 1;
+    // a cancelled command: 128 + the signal that cancelled it (130 Ctrl+C, 143 SIGTERM, 129 SIGHUP)
+    process.exitCode = err.name === 'AbortError' ? interruptExitCode() : err instanceof UsageError || err.name === 'PatternError' ? 2 : 1;
   },
 );

@@ -10,7 +10,7 @@ import { defaultCacheRoot } from '../cache/location';
 import { loadModel } from '../engine/model';
 import { escapeControls, quotePath, terminalJson } from './terminal-text';
 import { gpuLayersWarning } from './gpu-layers';
-import { abortOnSigint } from './interrupt';
+import { abortOnSignals } from './interrupt';
 import { noticeText, PACK_FLAGS, packFlags, packFlagsHelp } from './pack-flags';
 import { ArgumentChecks, intOption, modelFileOption, parseCommand, repoOption, UsageError } from './usage';
 
@@ -108,7 +108,7 @@ export async function runPack(args: string[], io: PackIo = processIo): Promise<n
     if (!o.quiet && io.isTTY) io.stderr(`\r\x1b[2K${line}`);
   };
   const controller = new AbortController();
-  const stopListening = abortOnSigint(controller);
+  const stopListening = abortOnSignals(controller);
   let result: PackResult;
   let tokenizer: string;
   let dispose = (): void => undefined;

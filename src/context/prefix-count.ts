@@ -3,7 +3,8 @@
  * tens of megabytes is over any budget after its first few hundred kilobytes, and tokenizing it
  * whole took 34.7 s and 1.9 GB (a 50 MB file, SmolLM2's tokenizer) to say so.
  */
-import { raceAbort } from './errors';
+import { raceAbort, throwIfAborted } from './errors';
+import { createYielder } from './fsapi';
 
 /**
  * UTF-16 code units per token the first prefix is sized for: generous (code and prose run at
@@ -19,6 +20,9 @@ export const PREFIX_CHARS_PER_TOKEN = 16;
  */
 export const PREFIX_MARGIN_TOKENS = 16;
 
+/** Milliseconds of tokenizing after which `countUpTo` turns the event loop before its next count (as the pack's loop does). */
+export const YIELD_EVERY_MS = 10;
+
 /** The outcome of `countUpTo`. */
 export type CountUpTo =
   /** Tokenized whole: `tokens` as `countTokens` returned them. */
@@ -31,7 +35,11 @@ export type CountUpTo =
 
 /** Options of `countUpTo`. */
 export interface CountUpToOptions {
-  /** Aborting rejects with an AbortError, also while waiting for `countTokens`. */
+  /**
+   * Aborting rejects with an AbortError, also while waiting for `countTokens`, and before each
+   * further call of it: a synchronous `countTokens` that has run for {@link YIELD_EVERY_MS} or more
+   * is followed by one turn of the event loop, so that a signal handler (Ctrl+C) that aborts runs.
+   */
   signal?: AbortSignal;
   /** Called before each call of `countTokens` with the characters about to be tokenized and the section's length. */
   onStep?: (chars: number, total: number) => void;
@@ -53,7 +61,12 @@ export interface CountUpToOptions {
  */
 export async function countUpTo(text: string, left: number, countTokens: (text: string) => number | Promise<number>, options: CountUpToOptions = {}): Promise<CountUpTo> {
   if (typeof left !== 'number' || Number.isNaN(left) || left < 0) throw new RangeError(`left must be a number >= 0, got ${String(left)}`);
+  // a sync tokenizer never lets a signal handler run between the prefixes: turn the event loop
+  // when the last count took a while (a large section's), then look at the signal
+  const maybeYield = options.signal !== undefined ? createYielder(YIELD_EVERY_MS) : () => undefined;
   const count = async (part: string): Promise<number> => {
+    await maybeYield();
+    throwIfAborted(options.signal);
     options.onStep?.(part.length, text.length);
     const n = await raceAbort(Promise.resolve(countTokens(part)), options.signal);
     if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new TypeError(`countTokens must return a finite number >= 0, got ${String(n)}`);

@@ -13,7 +13,7 @@
  */
 import os from 'node:os';
 import { cacheKey, PROMPT_VERSION } from '../cache/identity';
-import { SecretRefusedError } from '../context/errors';
+import { SecretRefusedError, throwIfAborted } from '../context/errors';
 import { packRepository } from '../context/pack';
 import { quotedFileRefusal } from '../context/quoted';
 import type { FollowUpMode } from '../config/settings';
@@ -210,6 +210,11 @@ async function prepareAndAnswer(
   // first use) is the packing's
   const complete = async (): Promise<void> => {
     await retrieve(q);
+    // a Ctrl+C that came during the pack's last (synchronous) tokenization, or the sections' and
+    // the retrieval's, runs its handler in this turn of the event loop: seen here, before the
+    // model is hashed (seconds for a large one) and its fingerprint memo written
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    throwIfAborted(q.req.signal);
     const tk = performance.now();
     keyOf();
     q.packMs += performance.now() - tk;

@@ -7,12 +7,14 @@
  * nothing to the cache folder: neither the cache root nor the model fingerprint memo.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { FINGERPRINT_MEMO } from '../../src/engine/state-file';
 import { checkTinyModel } from '../helpers/models';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -33,10 +35,10 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * Runs `node bin/reposnap.js …args` on a pseudo-terminal and types ^C once the output shows
- * `packing:`. Resolves with the exit code, whether ^C was typed, and the terminal's output
- * (stdout and stderr together, as a user sees them).
+ * `when` (default `packing: `). Resolves with the exit code, whether ^C was typed, and the
+ * terminal's output (stdout and stderr together, as a user sees them).
  */
-async function ctrlCWhilePacking(args: string[]): Promise<{ code: number | null; typed: boolean; output: string }> {
+async function ctrlCWhilePacking(args: string[], when = 'packing: '): Promise<{ code: number | null; typed: boolean; output: string }> {
   const command = [process.execPath, BIN, ...args].map(quote).join(' ');
   // -e: script exits with the command's status; -f: output as it comes; -q: no banner
   const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, REPOSNAP_CACHE_DIR: path.join(os.tmpdir(), 'reposnap-test-cache') } });
@@ -44,7 +46,7 @@ async function ctrlCWhilePacking(args: string[]): Promise<{ code: number | null;
   let typed = false;
   child.stdout.on('data', (d: Buffer) => {
     output += d.toString('utf8');
-    if (!typed && output.includes('packing: ')) {
+    if (!typed && output.includes(when)) {
       typed = true;
       child.stdin.write('\x03');
     }
@@ -86,6 +88,33 @@ test('Ctrl+C while ask packs: "cancelled" on its own line, exit 130, and no cach
     assert.ok(second.typed, `packing never showed:\n${second.output}`);
     assert.equal(second.code, 130, second.output);
     assert.deepEqual(fs.readdirSync(existingRoot), []);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl+C during the first prefill into a new cache root: exit 130, and neither the root nor the fingerprint memo written once packed stays', async () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-ctrlc-'));
+  try {
+    // 3,000 files fill the tiny model's 8,192-token context: its prefill takes seconds
+    const repo = slowToPackRepo(tmp, 3000);
+    const freshRoot = path.join(tmp, 'fresh-cache');
+    const r = await ctrlCWhilePacking(['ask', '--repo', repo, '--model', model, '--cache-dir', freshRoot, 'Which file holds v7_3?'], 'prefill: ');
+    assert.ok(r.typed, `prefill never showed:\n${r.output}`);
+    assert.equal(r.code, 130, r.output);
+    assert.match(r.output, /(?:^|\n|\x1b\[2K)reposnap: error: cancelled\r\n$/, JSON.stringify(r.output.slice(-200)));
+    // the memo was written (the key is made before the prefill), and went with the root
+    assert.equal(fs.existsSync(freshRoot), false, `left behind: ${fs.existsSync(freshRoot) ? fs.readdirSync(freshRoot).join(', ') : ''}`);
+
+    // the same question answered: the prefix entry is saved and the memo is kept beside it
+    const done = spawnSync(process.execPath, [BIN, 'ask', '--repo', repo, '--model', model, '--cache-dir', freshRoot, '--max-tokens', '4', '--quiet', 'Which file holds v7_3?'], { encoding: 'utf8', timeout: 300_000 });
+    assert.equal(done.status, 0, done.stderr);
+    const memo = JSON.parse(fs.readFileSync(path.join(freshRoot, FINGERPRINT_MEMO), 'utf8')) as { entries: Array<{ path: string; sha256: string }> };
+    assert.deepEqual(
+      memo.entries.map((e) => [e.path, e.sha256]),
+      [[path.resolve(model), createHash('sha256').update(fs.readFileSync(model)).digest('hex')]],
+    );
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadModel } from '../../src/engine/model';
-import { countUpTo, PREFIX_CHARS_PER_TOKEN, PREFIX_MARGIN_TOKENS } from '../../src/context/prefix-count';
+import { countUpTo, PREFIX_CHARS_PER_TOKEN, PREFIX_MARGIN_TOKENS, YIELD_EVERY_MS } from '../../src/context/prefix-count';
 import { checkRealModel, checkTinyModel } from '../helpers/models';
 import { detailOf, makeRepo, manifest, pack, quarterChars } from './fixtures';
 
@@ -64,6 +64,28 @@ test('countUpTo: a short text is counted whole; one with no line end to cut at, 
   assert.deepEqual(await countUpTo(text.repeat(1000), 50, sparse), { kind: 'over', prefixChars: 17_100, prefixTokens: 171 });
   await assert.rejects(countUpTo('a', -1, count), RangeError);
   await assert.rejects(countUpTo('a\n'.repeat(10_000), 0, () => Number.NaN), TypeError);
+});
+
+test('countUpTo: an abort that comes while a sync tokenizer runs (a Ctrl+C) stops the section before its next prefix', async () => {
+  // the text of the sparse case above: with 990 tokens left, prefixes of 16,100 and 64,400 characters, then the whole
+  const text = ('y'.repeat(99) + '\n').repeat(1000);
+  const controller = new AbortController();
+  const calls: number[] = [];
+  const slowSparse = (s: string): number => {
+    calls.push(s.length);
+    // the signal handler's abort is queued behind this call, as a SIGINT that arrives while a
+    // native tokenizer runs is; the call takes longer than the yield interval (a large section's)
+    if (calls.length === 1) setImmediate(() => controller.abort());
+    const end = performance.now() + 2 * YIELD_EVERY_MS;
+    while (performance.now() < end);
+    return Math.ceil(s.length / 100);
+  };
+  await assert.rejects(countUpTo(text, 990, slowSparse, { signal: controller.signal }), { name: 'AbortError' });
+  assert.deepEqual(calls, [16_100]);
+  // without a signal nothing yields: the three counts of the case above
+  calls.length = 0;
+  assert.deepEqual(await countUpTo(text, 990, slowSparse), { kind: 'counted', tokens: 1000 });
+  assert.deepEqual(calls, [16_100, 64_400, 100_000]);
 });
 
 test('with real tokenizers a prefix cut after a line end never needs more than PREFIX_MARGIN_TOKENS tokens beyond the whole text', async () => {
