@@ -16,6 +16,7 @@ import { after, before, test } from 'node:test';
 import { pidAlive } from '../../src/cache/lock';
 import { DEFAULT_SNAP } from '../../src/pipeline/ask';
 import { checkRealModel, checkTinyModel } from '../helpers/models';
+import { ctrlCWhen, type CtrlCRun } from '../helpers/pty';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'reposnap.js');
@@ -89,25 +90,9 @@ test('two runs at once on the same repository: the second waits for the first pr
   assert.deepEqual(lockFiles(cacheRoot), [], 'both locks released');
 });
 
-/** Runs `reposnap ask …args` on a pseudo-terminal and types ^C once stderr shows `waiting for`. */
-async function ctrlCWhileWaiting(args: string[]): Promise<{ code: number | null; typed: boolean; output: string }> {
-  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, BIN, 'ask', ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  let typed = false;
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString('utf8');
-    if (!typed && output.includes('waiting for another RepoSnap process')) {
-      typed = true;
-      child.stdin.write('\x03');
-    }
-  });
-  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const [code] = (await once(child, 'close')) as [number | null];
-  clearTimeout(timer);
-  return { code, typed, output };
+/** Runs `reposnap ask …args` on a pseudo-terminal and types ^C once it shows `waiting for` (test/helpers/pty.ts). */
+function ctrlCWhileWaiting(args: string[]): Promise<CtrlCRun> {
+  return ctrlCWhen(['ask', ...args], 'waiting for another RepoSnap process');
 }
 
 test('a dead holder\'s lock is taken over at once; a live holder\'s, or another host\'s, is waited for and Ctrl+C leaves it as it was; a live pid with a heartbeat 2 minutes old is taken over', async () => {

@@ -7,15 +7,15 @@
  * nothing to the cache folder: neither the cache root nor the model fingerprint memo.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { FINGERPRINT_MEMO } from '../../src/engine/state-file';
 import { checkTinyModel } from '../helpers/models';
+import { ctrlCWhen, type CtrlCRun } from '../helpers/pty';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'reposnap.js');
@@ -31,32 +31,12 @@ function slowToPackRepo(dir: string, files: number): string {
   return repo;
 }
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /**
  * Runs `node bin/reposnap.js …args` on a pseudo-terminal and types ^C once the output shows
- * `when` (default `packing: `). Resolves with the exit code, whether ^C was typed, and the
- * terminal's output (stdout and stderr together, as a user sees them).
+ * `when` (default `packing: `; test/helpers/pty.ts).
  */
-async function ctrlCWhilePacking(args: string[], when = 'packing: '): Promise<{ code: number | null; typed: boolean; output: string }> {
-  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
-  // -e: script exits with the command's status; -f: output as it comes; -q: no banner
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, REPOSNAP_CACHE_DIR: path.join(os.tmpdir(), 'reposnap-test-cache') } });
-  let output = '';
-  let typed = false;
-  child.stdout.on('data', (d: Buffer) => {
-    output += d.toString('utf8');
-    if (!typed && output.includes(when)) {
-      typed = true;
-      child.stdin.write('\x03');
-    }
-  });
-  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  // a command that hangs is a failure either way: end it after a minute (this measures nothing)
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const [code] = (await once(child, 'close')) as [number | null];
-  clearTimeout(timer);
-  return { code, typed, output };
+function ctrlCWhilePacking(args: string[], when = 'packing: '): Promise<CtrlCRun> {
+  return ctrlCWhen(args, when, { ...process.env, REPOSNAP_CACHE_DIR: path.join(os.tmpdir(), 'reposnap-test-cache') });
 }
 
 test('Ctrl+C while ask packs: "cancelled" on its own line, exit 130, and no cache root or fingerprint memo written', async () => {
