@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_SETTINGS } from '../config/settings';
+import { PACKING_OPTIONS, type PackingOption } from '../context/packing';
 import { parseRpcServers } from '../engine/rpc';
 import { quotePath } from './terminal-text';
 
@@ -200,11 +201,8 @@ export function rpcOption(value: string | undefined): string[] {
   }
 }
 
-/** `--packing`'s values, in `PackOptions.packing`'s words (`PACKING_OPTIONS`). */
-export const PACKINGS = ['auto', 'smallest-first', 'ranked'] as const;
-
-/** How `ask` and `pack` choose files ({@link PACKINGS}). */
-export type PackingFlag = (typeof PACKINGS)[number];
+/** How `ask` and `pack` choose files: `PackOptions.packing`'s values (`PACKING_OPTIONS`, src/context/packing.ts). */
+export type PackingFlag = PackingOption;
 
 /** `--packing`'s help lines, the same in `reposnap ask --help` and `reposnap pack --help`. */
 export const PACKING_HELP = `  --packing auto|smallest-first|ranked
@@ -221,7 +219,7 @@ export const PACKING_HELP = `  --packing auto|smallest-first|ranked
  */
 export function packingOption(value: string | undefined): PackingFlag {
   const packing = value ?? DEFAULT_SETTINGS.packing;
-  if (!(PACKINGS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be auto, smallest-first or ranked (got '${packing}')`, { option: 'packing' });
+  if (!(PACKING_OPTIONS as readonly string[]).includes(packing)) throw new UsageError(`--packing must be auto, smallest-first or ranked (got '${packing}')`, { option: 'packing' });
   return packing as PackingFlag;
 }
 
