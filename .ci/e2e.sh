@@ -58,7 +58,9 @@ echo "[e2e] tools ready after $(( $(date +%s) - START )) s"
 
 # --- package and install the extension ----------------------------------------------------
 [ -f native/build/reposnap.node ] || { echo "[e2e] native/build/reposnap.node is missing: run npm run build first" >&2; exit 1; }
-npm run -s package >/dev/null
+# this machine's platform package (scripts/package.mjs: the portable engine staged, every binary checked with file)
+TARGET="$(node -p "process.platform + '-' + process.arch")"
+npm run -s package -- --target "$TARGET" --out "$ROOT/reposnap.vsix" | grep '^\[package\]'
 WORK="$(mktemp -d /tmp/reposnap-e2e.XXXXXX)"
 SERVER_PID=""
 cleanup() {
@@ -98,13 +100,33 @@ echo "auth: none" >"$WORK/config.yaml"
 WS="$WORK/workspace"
 node "$ROOT/test/e2e/fixture.mjs" "$WS"
 
+# --- a machine with nothing but VS Code: no cmake, compiler, make, git or python on PATH -------
+# code-server and everything it starts (the extension host, RepoSnap's engine process) run with
+# this PATH: the first question must be answered by the packaged engine, with no build step.
+NOTOOLS="$WORK/notools-bin"
+mkdir -p "$NOTOOLS"
+for d in /usr/local/bin /usr/bin /bin; do
+  for f in "$d"/*; do
+    n=$(basename "$f")
+    case "$n" in
+      cmake*|ctest|cpack|ccache|gcc*|g++*|cc|c++|c89*|c99*|cpp*|*-gcc*|*-g++*|clang*|ld|ld.*|as|make|gmake|ninja|python*|pip*|git*|node-gyp|rustc|cargo|go|javac|zig) continue ;;
+    esac
+    [ -e "$NOTOOLS/$n" ] || ln -s "$f" "$NOTOOLS/$n"
+  done
+done
+NOTOOLS_PATH="$(dirname "$NODE24"):$NOTOOLS"
+for tool in cmake gcc g++ cc c++ make python3 git; do
+  if PATH="$NOTOOLS_PATH" command -v "$tool" >/dev/null 2>&1; then echo "[e2e] $tool is still on the tool-free PATH" >&2; exit 1; fi
+done
+echo "[e2e] code-server runs with a PATH without cmake, a compiler, make, git or python"
+
 # --- start code-server --------------------------------------------------------------------
 PORT="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
 # the KV cache store (src/cache/location.ts) in the run's temporary folder, removed at the end:
 # a test run never writes to the user's real cache
 export REPOSNAP_CACHE_DIR="$WORK/cache"
 mkdir -p "$REPOSNAP_CACHE_DIR"
-PATH="$(dirname "$NODE24"):$PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
+PATH="$NOTOOLS_PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
   --user-data-dir "$WORK/user" --extensions-dir "$WORK/extensions" --config "$WORK/config.yaml" \
   --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
   --reconnection-grace-time 10 "$WS" >"$OUT/code-server.log" 2>&1 &
@@ -117,6 +139,6 @@ curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null || { echo "[e2e] code-serve
 echo "[e2e] code-server $CODE_SERVER_VERSION on port $PORT after $(( $(date +%s) - START )) s"
 
 # --- drive it -----------------------------------------------------------------------------
-E2E_URL="http://127.0.0.1:$PORT" E2E_WORKSPACE="$WS" E2E_CACHE_DIR="$REPOSNAP_CACHE_DIR" E2E_EXTENSIONS="$WORK/extensions" E2E_OUT="$OUT" E2E_CHROMIUM="$CHROMIUM" \
+E2E_URL="http://127.0.0.1:$PORT" E2E_USER_DATA="$WORK/user" E2E_WORKSPACE="$WS" E2E_CACHE_DIR="$REPOSNAP_CACHE_DIR" E2E_EXTENSIONS="$WORK/extensions" E2E_OUT="$OUT" E2E_CHROMIUM="$CHROMIUM" \
   node --import tsx --test --test-reporter=spec test/e2e/vscode.e2e.ts
 echo "[e2e] done in $(( $(date +%s) - START )) s; screenshots in $OUT"

@@ -7,7 +7,8 @@
 #
 # 1. installs what the build and lavapipe need (Debian: glslc, libvulkan-dev, spirv-headers,
 #    mesa-vulkan-drivers) where they are missing, after apt-get update;
-# 2. builds native/build/reposnap-vulkan.node (REPOSNAP_GPU=vulkan npm run build:native, with ccache
+# 2. builds the Vulkan backend module native/build/gpu/libggml-vulkan.so beside the portable engine
+#    (REPOSNAP_GPU=vulkan npm run build:native, with ccache
 #    when installed; the shader generation dominates a cold build: see README, Vulkan);
 # 3. runs the engine tests below with REPOSNAP_ADDON (the Vulkan addon), REPOSNAP_GPU_LAYERS=999 (every
 #    layer and the KV cache on the Vulkan device, src/engine/model.ts defaultGpuLayers) and
@@ -40,7 +41,9 @@ t0=$(date +%s)
 REPOSNAP_GPU=vulkan npm run build:native
 t1=$(date +%s)
 
-export REPOSNAP_ADDON="$PWD/native/build/reposnap-vulkan.node"
+# the portable engine with its Vulkan module (native/build/gpu/libggml-vulkan.so), which it must load
+export REPOSNAP_ADDON="$PWD/native/build/reposnap.node"
+export REPOSNAP_BACKEND=vulkan
 export REPOSNAP_GPU_LAYERS=999
 export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
 

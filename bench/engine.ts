@@ -7,6 +7,14 @@
  *        [--decode 16] [--fa on|off] [--no-nlc] [--nlc-threads default,1,2]
  *        [--model smollm2|coder|file.gguf] [--shape layers,embd,heads,kvHeads,ff] [--weights f16|q8_0]
  *        [--out file.json]
+ *   node --expose-gc --import tsx bench/engine.ts --addons A/reposnap.node,B/reposnap.node [--rounds 3] [other flags]
+ *
+ * With --addons: the same benchmark (without node-llama-cpp) for two or more engine builds side by
+ * side in one run, e.g. a static build for this CPU (REPOSNAP_PORTABLE=0 REPOSNAP_OUT=…) against
+ * the portable one: each round runs every build once in a child process (REPOSNAP_ADDON), builds in
+ * turn, so that load changes on the machine hit all of them alike; the table gives each build's
+ * median over the rounds (prefill tok/s, decode ms/token full and at each B) and its ratio to the
+ * first build. Writes bench/results/engine-addons-<date>.json (every round's numbers).
  *
  * Per L: prefill tok/s (ours; node-llama-cpp at each --nlc-threads setting, the best of them
  * compared), snap ms and its share of prefill, decode ms/token uncompressed and at each B,
@@ -83,8 +91,11 @@ async function main() {
       weights: { type: 'string' },
       'nlc-threads': { type: 'string' },
       out: { type: 'string' },
+      addons: { type: 'string' },
+      rounds: { type: 'string' },
     },
   });
+  if (values.addons) return compareAddons(values.addons.split(','), Number(values.rounds ?? 3), values.out);
   // --shape layers,embd,heads,kvHeads,ff (synthetic model of another size)
   const shape = { ...SHAPE };
   if (values.shape) {
@@ -203,6 +214,80 @@ async function main() {
   fs.writeFileSync(out, JSON.stringify({ model: path.basename(file), modelLabel: bench?.label ?? null, weightBytes, shape: bench ? null : shape, fa, threads, steps, results }, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
   model.dispose();
+}
+
+/** The median of numbers (NaN for none). */
+function median(xs: number[]): number {
+  const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  return v.length === 0 ? NaN : v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
+/**
+ * --addons: runs this benchmark once per build per round in child processes (REPOSNAP_ADDON), the
+ * builds in turn, and prints the medians side by side with each build's ratio to the first.
+ * @param addons addon files (reposnap.node of each build).
+ * @param rounds rounds (each build runs once a round).
+ * @param outArg --out (default bench/results/engine-addons-<date>.json).
+ */
+function compareAddons(addons: string[], rounds: number, outArg: string | undefined): void {
+  if (addons.length < 2) throw new Error('--addons: two or more addon files, comma-separated');
+  for (const a of addons) if (!fs.existsSync(a)) throw new Error(`--addons: ${a} does not exist`);
+  // every flag but --addons/--rounds/--out goes to the children, which never run node-llama-cpp
+  const pass: string[] = [];
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i].split('=')[0];
+    if (['--addons', '--rounds', '--out'].includes(flag)) {
+      if (!argv[i].includes('=')) i++;
+      continue;
+    }
+    pass.push(argv[i]);
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-engine-addons-'));
+  type Run = { results: Record<string, unknown>[] };
+  const runs: Run[][] = addons.map(() => []);
+  const engines: string[] = addons.map(() => '');
+  for (let r = 0; r < rounds; r++) {
+    addons.forEach((addon, i) => {
+      const out = path.join(tmp, `${i}-${r}.json`);
+      console.error(`[bench] round ${r + 1}/${rounds}: ${addon}`);
+      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', __filename, '--no-nlc', ...pass, '--out', out], {
+        env: { ...process.env, REPOSNAP_ADDON: path.resolve(addon) },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      runs[i].push(JSON.parse(fs.readFileSync(out, 'utf8')) as Run);
+      engines[i] ||= execFileSync(process.execPath, ['-e', `const a=require(${JSON.stringify(path.resolve(addon))});const l=a.backendLoad&&a.backendLoad();process.stdout.write(l&&l.dynamic?'portable, CPU variant '+l.cpuVariant:'static')`], { encoding: 'utf8' });
+    });
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+  const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+  const med = (i: number, pick: (run: Run) => number | undefined) => median(runs[i].map((run) => pick(run) ?? NaN));
+  addons.forEach((a, i) => console.log(`build ${i + 1}: ${a} (${engines[i]})`));
+  const Ls = runs[0][0].results.map((r) => r.L as number);
+  const budgets = ((runs[0][0].results[0]?.byBudget ?? []) as { B: number }[]).map((b) => b.B);
+  const cols = [
+    { name: 'prefill tok/s', pick: (L: number) => (run: Run) => run.results.find((r) => r.L === L)?.prefillTokS as number | undefined, d: 0 },
+    { name: 'decode ms/tok full', pick: (L: number) => (run: Run) => run.results.find((r) => r.L === L)?.decodeMsFull as number | undefined, d: 2 },
+    ...budgets.map((B) => ({ name: `decode ms/tok at B=${B}`, pick: (L: number) => (run: Run) => ((run.results.find((r) => r.L === L)?.byBudget ?? []) as { B: number; decodeMs: number }[]).find((b) => b.B === B)?.decodeMs, d: 2 })),
+  ];
+  console.log(`\nmedians of ${rounds} rounds; ratio = build ÷ build 1\n`);
+  console.log(`| L | ${cols.map((c) => addons.map((_, i) => `${c.name} (${i + 1})`).join(' | ') + ` | ratio`).join(' | ')} |`);
+  console.log(`|---|${cols.map(() => addons.map(() => '---|').join('') + '---|').join('')}`);
+  const table: Record<string, unknown>[] = [];
+  for (const L of Ls) {
+    const row: Record<string, unknown> = { L };
+    const cells = cols.map((c) => {
+      const m = addons.map((_, i) => med(i, c.pick(L)));
+      row[c.name] = m;
+      return `${m.map((x) => f(x, c.d)).join(' | ')} | ${m.slice(1).map((x) => f(x / m[0], 3)).join(', ')}`;
+    });
+    table.push(row);
+    console.log(`| ${L} | ${cells.join(' | ')} |`);
+  }
+  const out = path.resolve(outArg ?? path.join(__dirname, 'results', `engine-addons-${new Date().toISOString().slice(0, 10)}.json`));
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify({ addons, engines, rounds, args: pass, medians: table, runs }, null, 2) + '\n');
+  console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
 }
 
 void main();

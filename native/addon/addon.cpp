@@ -2,6 +2,7 @@
 // common.h: shared helpers and the PromiseWorker; model.cpp: Model and loadModel();
 // session.cpp: Session; snapkv.cpp: Session's llama_snapkv_* methods and snapStatus;
 // synthetic.cpp: createSyntheticModel(); rpc.cpp: RPC servers for loadModel() and startRpcServer().
+#include "backends.h"
 #include "common.h"
 #include "model.h"
 #include "rpc.h"
@@ -23,8 +24,9 @@ Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
 }
 
 // backends(): this build's ggml backends (registries) in registration order, each with its devices:
-// [{ name, devices: [{ name, description, type: "cpu"|"gpu"|"igpu"|"accel" }] }]. A GPU backend
-// built in but finding no device is listed with no devices; a CPU-only build lists CPU (and RPC).
+// [{ name, variant?, devices: [{ name, description, type: "cpu"|"gpu"|"igpu"|"accel" }] }]; the CPU
+// backend of a portable build carries the variant ggml chose (e.g. "haswell"). A GPU backend built
+// in but finding no device is listed with no devices; a CPU-only build lists CPU (and RPC).
 Napi::Value Backends(const Napi::CallbackInfo & info) {
     backend_init();
     Napi::Env env = info.Env();
@@ -49,10 +51,37 @@ Napi::Value Backends(const Napi::CallbackInfo & info) {
         }
         Napi::Object b = Napi::Object::New(env);
         b.Set("name", ggml_backend_reg_name(reg));
+        if (std::string(ggml_backend_reg_name(reg)) == "CPU" && !backend_load().cpu_variant.empty()) {
+            b.Set("variant", backend_load().cpu_variant);
+        }
         b.Set("devices", devs);
         out.Set(static_cast<uint32_t>(r), b);
     }
     return out;
+}
+
+// backendLoad(): how the backends were loaded (backends.h BackendLoad):
+// { dynamic, dir, request, cpuVariant, loaded: [file], notes: [line] }
+Napi::Value BackendLoadInfo(const Napi::CallbackInfo & info) {
+    backend_init();
+    Napi::Env env = info.Env();
+    const BackendLoad & l = backend_load();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("dynamic", l.dynamic);
+    o.Set("dir", l.dir);
+    o.Set("request", l.request);
+    o.Set("cpuVariant", l.cpu_variant);
+    Napi::Array loaded = Napi::Array::New(env, l.loaded.size());
+    for (size_t i = 0; i < l.loaded.size(); ++i) {
+        loaded.Set(static_cast<uint32_t>(i), l.loaded[i]);
+    }
+    Napi::Array notes = Napi::Array::New(env, l.notes.size());
+    for (size_t i = 0; i < l.notes.size(); ++i) {
+        notes.Set(static_cast<uint32_t>(i), l.notes[i]);
+    }
+    o.Set("loaded", loaded);
+    o.Set("notes", notes);
+    return o;
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -61,6 +90,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     exports.Set("loadModel",  Napi::Function::New(env, LoadModel));
     exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
     exports.Set("backends",   Napi::Function::New(env, Backends));
+    exports.Set("backendLoad", Napi::Function::New(env, BackendLoadInfo));
     exports.Set("createSyntheticModel", Napi::Function::New(env, CreateSyntheticModel));
     exports.Set("snapStatus", snap_status(env));
     exports.Set("startRpcServer", Napi::Function::New(env, StartRpcServer));

@@ -1,5 +1,6 @@
 // Shared helpers of the addon: backend initialisation, option parsing (see common.h).
 #include "common.h"
+#include "backends.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,7 @@ void backend_init() {
         g_verbose = v && atoi(v) > 0;
         llama_log_set(log_callback, nullptr);
         llama_backend_init();
+        load_backends();
     });
 }
 

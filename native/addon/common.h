@@ -16,8 +16,8 @@
 
 namespace reposnap_addon {
 
-// llama_backend_init() and the log callback, once per process (REPOSNAP_VERBOSE=1: all of
-// llama.cpp's log; else errors only)
+// llama_backend_init(), the log callback and the backends (load_backends, backends.cpp), once per
+// process (REPOSNAP_VERBOSE=1: all of llama.cpp's log; else errors only)
 void backend_init();
 
 // A session's request to stop its running llama_decode (Session::cancelDecode). `requested` is set

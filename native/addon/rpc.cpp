@@ -45,6 +45,18 @@ static_assert(sizeof(hello_rsp) == 28, "ggml-rpc's rpc_msg_hello_rsp");
 constexpr int CONNECT_TIMEOUT_MS = 5000;
 constexpr int HELLO_TIMEOUT_MS   = 10000;
 
+// a function of the RPC backend by name (ggml_backend_reg_get_proc_address): in a portable build the
+// backend is a module (libggml-rpc) that the addon does not link, in a static one it is linked in
+template <typename Fn>
+Fn rpc_fn(const char * name) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("RPC");
+    void * fn = reg ? ggml_backend_reg_get_proc_address(reg, name) : nullptr;
+    if (!fn) {
+        throw std::runtime_error(std::string("[rpc:unavailable] this engine has no RPC backend (") + name + " not found: the libggml-rpc library is missing beside reposnap.node)");
+    }
+    return reinterpret_cast<Fn>(fn);
+}
+
 std::mutex g_mutex;
 std::vector<std::string> g_endpoints; // every endpoint a model of this process was loaded on
 
@@ -253,7 +265,7 @@ std::vector<ggml_backend_dev_t> rpc_devices(const std::vector<std::string> & end
     ggml_set_abort_callback(on_abort);
     for (const auto & e : endpoints) {
         // connects (ggml-rpc keeps one connection per endpoint while a buffer or backend uses it)
-        ggml_backend_reg_t reg = ggml_backend_rpc_add_server(e.c_str());
+        ggml_backend_reg_t reg = rpc_fn<decltype(&ggml_backend_rpc_add_server)>("ggml_backend_rpc_add_server")(e.c_str());
         if (!reg) {
             fail("unreachable", "RPC server " + e + " has no devices");
         }
@@ -293,11 +305,17 @@ Napi::Value StartRpcServer(const Napi::CallbackInfo & info) {
         }
     }
     if (devs.empty()) {
-        throw Napi::Error::New(env, gpu ? "this engine has no GPU device: build one with REPOSNAP_GPU=cuda|vulkan|metal npm run build:native and select it with REPOSNAP_ADDON=native/build/reposnap-<gpu>.node"
+        throw Napi::Error::New(env, gpu ? "this engine has no GPU device: build a GPU backend with REPOSNAP_GPU=cuda|vulkan|metal npm run build:native (its module goes to native/build/gpu/; REPOSNAP_BACKEND selects it)"
                                         : "startRpcServer: this engine has no CPU device");
     }
     // returns only when it could not start (it serves clients, one at a time, until the process ends)
-    ggml_backend_rpc_start_server(endpoint.c_str(), cache_dir.empty() ? nullptr : cache_dir.c_str(),
+    decltype(&ggml_backend_rpc_start_server) start_server = nullptr;
+    try {
+        start_server = rpc_fn<decltype(&ggml_backend_rpc_start_server)>("ggml_backend_rpc_start_server");
+    } catch (const std::exception & e) {
+        throw Napi::Error::New(env, e.what());
+    }
+    start_server(endpoint.c_str(), cache_dir.empty() ? nullptr : cache_dir.c_str(),
                                   (size_t) (threads > 0 ? threads : 1), devs.size(), devs.data());
     throw Napi::Error::New(env, "the RPC server could not listen on " + endpoint + " (the port is in use, or the address is not one of this machine's)");
 }

@@ -86,6 +86,9 @@ int main(int argc, char ** argv) {
     const int n = argc > 2 ? atoi(argv[2]) : 380;
     const size_t rows = argc > 3 ? (size_t) atoi(argv[3]) : SIZE_MAX;
     llama_backend_init();
+#ifdef GGML_BACKEND_DL
+    ggml_backend_load_all(); // a portable build's backend modules, beside the executable
+#endif
     llama_log_set([](ggml_log_level, const char *, void *) {}, nullptr);
     std::vector<llama_token> toks;
     {

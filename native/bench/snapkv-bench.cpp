@@ -204,6 +204,9 @@ int main(int argc, char ** argv) {
     std::sort(a.budgets.rbegin(), a.budgets.rend());
     llama_log_set([](ggml_log_level l, const char * t, void *) { if (l == GGML_LOG_LEVEL_ERROR) fputs(t, stderr); }, nullptr);
     llama_backend_init();
+#ifdef GGML_BACKEND_DL
+    ggml_backend_load_all(); // a portable build's backend modules, beside the executable
+#endif
 
     double t0 = now_ms();
     llama_model * model = make_model(a);

@@ -14,6 +14,7 @@
 // llama_snapkv_score, or llama_snapkv_compact_kept with the host's positions), LOOPS (contexts created
 // one after another), NOCAPTURE (no window capture), DECODE (single-token steps after the prefill).
 #include "llama.h"
+#include "ggml-backend.h"
 #include "synthetic-model.h"
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,9 @@ int main(int argc, char ** argv) {
     int fa = argc > 4 ? atoi(argv[4]) : 1, layers = argc > 5 ? atoi(argv[5]) : 2, ub = argc > 6 ? atoi(argv[6]) : 256;
     int ngl = getenv("NGL") ? atoi(getenv("NGL")) : 99;
     llama_backend_init();
+#ifdef GGML_BACKEND_DL
+    ggml_backend_load_all(); // a portable build's backend modules, beside the executable
+#endif
     reposnap::synthetic_shape sh;
     sh.n_layer = layers; sh.n_embd = 256; sh.n_head = 4; sh.n_head_kv = 2; sh.n_ff = 512; sh.n_vocab = 1000;
     sh.n_ctx = 4096; sh.rope_freq_base = 500000.0f; sh.wtype = GGML_TYPE_F16;

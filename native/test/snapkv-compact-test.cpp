@@ -20,6 +20,7 @@
 // The states are read in upstream llama.cpp's layout (llama_kv_cache::state_write), written out
 // below, which also checks that a state without a mask has no extra section.
 #include "llama.h"
+#include "ggml-backend.h"
 #include "synthetic-model.h"
 
 #include <algorithm>
@@ -372,6 +373,9 @@ void quiet(ggml_log_level level, const char * text, void *) {
 int main() {
     llama_log_set(quiet, nullptr);
     llama_backend_init();
+#ifdef GGML_BACKEND_DL
+    ggml_backend_load_all(); // a portable build's backend modules, beside the executable
+#endif
     reposnap::synthetic_shape sh;
     sh.n_layer = N_LAYER; sh.n_embd = N_EMBD; sh.n_head = N_HEAD; sh.n_head_kv = N_HEAD_KV;
     sh.n_ff = 128; sh.n_vocab = N_VOCAB; sh.n_ctx = 1024; sh.wtype = GGML_TYPE_F32; sh.seed = 7;

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadModel, type EngineModel } from '../engine/model';
-import { KV_CACHE_TYPES, type KvCacheType } from '../engine/native';
+import { KV_CACHE_TYPES, loadAddon, type KvCacheType } from '../engine/native';
+import { describeEngine, engineBackends } from '../engine/backends';
 import { FINGERPRINT_MEMO } from '../engine/state-file';
 import { defaultCacheRoot, workspaceCacheDir } from '../cache/location';
 import { CacheStore } from '../cache/store';
@@ -76,6 +77,8 @@ ${packFlagsHelp()}  --retrieval-share <F>   with --packing ranked (or auto, when
   --raw                   write the answer as the model produced it; by default escape sequences are
                           removed (and on a terminal every control character but newline and tab)
   --quiet                 no progress on stderr
+  --verbose               name the engine's CPU variant (chosen for this CPU at run time), GPU and
+                          backends on stderr (REPOSNAP_VERBOSE=1 adds llama.cpp's own log)
 `;
 
 /** Runs `reposnap ask` with its arguments; returns the exit code. */
@@ -119,6 +122,7 @@ export async function runAsk(args: string[]): Promise<number> {
       'show-context': { type: 'boolean' },
       raw: { type: 'boolean' },
       quiet: { type: 'boolean' },
+      verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -181,6 +185,10 @@ export async function runAsk(args: string[]): Promise<number> {
   checks.throwFirst();
   const gpuWarning = gpuLayersWarning(gpuLayers, rpcServers.length > 0);
   if (gpuWarning !== undefined) process.stderr.write(`reposnap: ${gpuWarning}\n`);
+  // what the engine runs on: a GPU backend that could not be used is said once, the rest with --verbose
+  const engine = engineBackends(loadAddon());
+  for (const note of engine.notes) process.stderr.write(`reposnap: ${escapeControls(note)}${engine.gpus.length === 0 ? '; using the CPU' : ''}\n`);
+  if (o.verbose) process.stderr.write(`reposnap: ${escapeControls(describeEngine(engine))}\n`);
 
   const quiet = o.quiet || !process.stderr.isTTY;
   const progress = (line: string) => {
@@ -297,7 +305,7 @@ export async function runAsk(args: string[]): Promise<number> {
   }
   await answerOut.close();
   if (o['show-context'] && stats.context) process.stderr.write(`${formatContextTable(stats.context)}\n`);
-  process.stderr.write(o.json ? `${terminalJson(stats)}\n` : `${formatStats(stats)}\n`);
+  process.stderr.write(o.json ? `${terminalJson({ ...stats, engine })}\n` : `${formatStats(stats)}\n`);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Whether `--gpu-layers` can do anything with this engine: the CPU build (native/build/reposnap.node,
- * GGML_CUDA/VULKAN/METAL off) has no GPU device, and llama.cpp then keeps every layer on the CPU
+ * Whether `--gpu-layers` can do anything with this engine: an engine without a GPU backend module
+ * (native/build/gpu/ empty, or a static CPU build) has no GPU device, and llama.cpp then keeps every layer on the CPU
  * without a word. The CLI warns once instead of accepting the flag silently.
  */
 import { loadAddon, type NativeBackend } from '../engine/native';
@@ -20,5 +20,5 @@ export function gpuLayersWarning(gpuLayers: number | undefined, rpc: boolean, ba
   if (backends.some((b) => b.devices.some((d) => d.type === 'gpu' || d.type === 'igpu'))) return undefined;
   const built = backends.filter((b) => GPU_BACKEND_NAMES.includes(b.name)).map((b) => b.name);
   if (built.length > 0) return `this engine's ${built.join(', ')} backend found no GPU device: --gpu-layers ${gpuLayers} has no effect, every layer runs on the CPU`;
-  return `this engine was built without a GPU backend: --gpu-layers has no effect; build with REPOSNAP_GPU=vulkan|cuda|metal npm run build:native (and select it with REPOSNAP_ADDON=native/build/reposnap-<gpu>.node)`;
+  return `this engine was built without a GPU backend: --gpu-layers has no effect; build one with REPOSNAP_GPU=vulkan|cuda|metal npm run build:native (its module goes to native/build/gpu/)`;
 }

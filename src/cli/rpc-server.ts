@@ -16,8 +16,8 @@ ${RPC_SECURITY_WARNING}.
   --host <address>    address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)
   --port <n>          TCP port (default 50052)
   --threads <n>       CPU threads for the layers served here (default 1)
-  --gpu               serve this engine's GPUs instead of its CPU (a GPU build: REPOSNAP_GPU=cuda npm run
-                      build:native, then REPOSNAP_ADDON=native/build/reposnap-cuda.node)
+  --gpu               serve this engine's GPUs instead of its CPU (its GPU backend: REPOSNAP_GPU=cuda npm run
+                      build:native puts the module in native/build/gpu/)
   --cache-dir <dir>   keep large tensors received here by hash, so a reconnecting client sends them once
 `;
 

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { NativeBackendLoad } from './backends';
 import { EngineError } from './errors';
 
 /** Model metadata, read from the GGUF through llama.cpp (`llama_model_*`). */
@@ -243,6 +244,11 @@ export interface NativeAddon {
    * in but finding no device has none). Missing from an engine built before it was added.
    */
   backends?(): NativeBackend[];
+  /**
+   * How the backends were loaded (native/addon/backends.cpp): the CPU variant, the GPU modules and why
+   * any was not used. Missing from an engine built before portable builds.
+   */
+  backendLoad?(): NativeBackendLoad;
   /** `enum llama_snapkv_status` by name (frozen). */
   snapStatus: NativeSnapStatus;
   /** Writes a llama GGUF of the given shape with seeded random weights (llama_model_init_from_user). */
@@ -253,6 +259,8 @@ export interface NativeAddon {
 export interface NativeBackend {
   /** `CPU`, `RPC`, `CUDA`, `Vulkan`, `Metal`, … */
   name: string;
+  /** The CPU backend of a portable engine: the variant ggml loaded for this CPU (`haswell`, `zen4`, …). */
+  variant?: string;
   devices: { name: string; description: string; type: 'cpu' | 'gpu' | 'igpu' | 'accel' }[];
 }
 
@@ -319,12 +327,23 @@ export function packageRoot(): string {
 }
 
 /**
+ * The folder of the engine (reposnap.node, its libraries, `gpu/`, engine.json): a package's own
+ * platform folder, `native/engine/<platform>-<arch>` (scripts/package.mjs puts the target's engine
+ * there), when it holds an addon; else the build folder, `native/build` (native/build.mjs).
+ * @param root the package root (default {@link packageRoot}).
+ */
+export function engineDir(root: string = packageRoot()): string {
+  const packaged = path.join(root, 'native', 'engine', `${process.platform}-${process.arch}`);
+  return fs.existsSync(path.join(packaged, 'reposnap.node')) ? packaged : path.join(root, 'native', 'build');
+}
+
+/**
  * Loads the addon once. `REPOSNAP_ADDON` overrides the path (e.g. a CUDA build).
  * @throws EngineError when the addon was not built.
  */
 export function loadAddon(): NativeAddon {
   if (cached) return cached;
-  const file = process.env.REPOSNAP_ADDON ?? path.join(packageRoot(), 'native', 'build', 'reposnap.node');
+  const file = process.env.REPOSNAP_ADDON ?? path.join(engineDir(), 'reposnap.node');
   if (!fs.existsSync(file)) {
     throw new EngineError(`the native engine is not built (${file} is missing): run 'npm run build'`);
   }

@@ -18,7 +18,7 @@ import path from 'node:path';
 import * as v from 'valibot';
 import { defaultCacheRoot } from '../cache/location';
 import { EngineError } from './errors';
-import { packageRoot } from './native';
+import { engineDir } from './native';
 
 export const STATE_MAGIC = 'RSNP';
 export const STATE_FORMAT = 1;
@@ -181,10 +181,10 @@ function sha256FileSync(file: string): string {
 
 let engineVersionCache: string | undefined;
 
-/** The engine's version: package version + hash of the llama.cpp tag and patch series (native/build/engine.json). */
+/** The engine's version: package version + hash of the llama.cpp tag and patch series (engine.json beside the addon: REPOSNAP_ADDON's folder, else engineDir()). */
 export function engineVersion(): string {
   if (engineVersionCache) return engineVersionCache;
-  const file = path.join(packageRoot(), 'native', 'build', 'engine.json');
+  const file = path.join(process.env.REPOSNAP_ADDON ? path.dirname(process.env.REPOSNAP_ADDON) : engineDir(), 'engine.json');
   try {
     engineVersionCache = (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
   } catch {

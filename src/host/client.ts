@@ -31,6 +31,8 @@ export interface EngineClientOptions {
   env?: () => Record<string, string | undefined>;
   /** State changes of the process. */
   onState?: (state: EngineState, detail?: string) => void;
+  /** The process said `ready`: what its engine runs on, and why a GPU backend is not used (if so). */
+  onReady?: (engine: string | undefined, notes: string[]) => void;
   /** Lines the process writes to stdout/stderr (llama.cpp logs, warnings). */
   log?: (line: string) => void;
   /**
@@ -232,6 +234,7 @@ export class EngineClient {
         }
         if (m.type === 'ready') {
           this.options.onState?.('ready', m.addon);
+          this.options.onReady?.(m.engine, m.notes ?? []);
           resolve();
           return;
         }

@@ -6,7 +6,8 @@
  * engine build.
  */
 import path from 'node:path';
-import { packageRoot } from '../engine/native';
+import { describeEngine, engineBackends, type EngineBackends } from '../engine/backends';
+import { engineDir, loadAddon } from '../engine/native';
 import { EngineHost } from './engine';
 import { parseToHost, type FromHost } from './protocol';
 
@@ -32,5 +33,14 @@ process.on('message', (raw) => {
 // The extension host went away (window closed, crash): nothing left to answer.
 process.on('disconnect', () => process.exit(0));
 
-const addon = process.env.REPOSNAP_ADDON ?? path.join(packageRoot(), 'native', 'build', 'reposnap.node');
-send({ type: 'ready', pid: process.pid, addon });
+const addon = process.env.REPOSNAP_ADDON ?? path.join(engineDir(), 'reposnap.node');
+// the engine's backends are loaded once, now (the CPU variant for this CPU, the GPU modules
+// REPOSNAP_BACKEND allows): the extension logs what it runs on and says once why a GPU is not used.
+// An addon that does not load is reported by the first question that needs it.
+let engine: EngineBackends | undefined;
+try {
+  engine = engineBackends(loadAddon());
+} catch (e) {
+  process.stderr.write(`reposnap engine host: ${(e as Error).message}\n`);
+}
+send({ type: 'ready', pid: process.pid, addon, ...(engine ? { engine: describeEngine(engine), notes: engine.notes } : {}) });

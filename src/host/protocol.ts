@@ -82,7 +82,15 @@ export interface WireError {
 
 /** Messages from the engine process to the extension host. */
 export type FromHost =
-  | { type: 'ready'; pid: number; addon: string }
+  | {
+      type: 'ready';
+      pid: number;
+      addon: string;
+      /** What the engine runs on, one line (src/engine/backends.ts describeEngine); absent when the addon did not load. */
+      engine?: string;
+      /** GPU backends asked for or found but not used, one line each, with the reason. */
+      notes?: string[];
+    }
   | { type: 'event'; id: string; event: WireAskEvent }
   | { type: 'done'; id: string; stats: WireAskStats }
   | { type: 'cleared'; id: string; bytes: number }
@@ -153,7 +161,9 @@ export function parseFromHost(x: unknown): FromHost | undefined {
   if (!isObj(x)) return undefined;
   switch (x.type) {
     case 'ready':
-      return isNum(x.pid) && isStr(x.addon) ? (x as unknown as FromHost) : undefined;
+      return isNum(x.pid) && isStr(x.addon) && (x.engine === undefined || isStr(x.engine)) && (x.notes === undefined || (Array.isArray(x.notes) && x.notes.every(isStr)))
+        ? (x as unknown as FromHost)
+        : undefined;
     case 'event':
       return isStr(x.id) && isObj(x.event) && isStr(x.event.kind) ? (x as unknown as FromHost) : undefined;
     case 'done':

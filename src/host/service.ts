@@ -57,6 +57,8 @@ const DOWNLOAD_CONFIRMED_KEY = 'reposnap.downloadConfirmed';
 export class EngineService implements vscode.Disposable {
   private readonly client: EngineClient;
   private build: EngineBuild | undefined;
+  /** The engine choice and notes of the GPU notice last shown (it is shown once for each). */
+  private gpuNoticeShown: string | undefined;
   private readonly resolved = new Map<string, string>();
   /** Questions being answered (the file watcher's refresh waits for none). */
   private busy = 0;
@@ -84,8 +86,20 @@ export class EngineService implements vscode.Disposable {
   ) {
     this.client = new EngineClient({
       hostScript: path.join(context.extensionPath, 'dist', 'host.js'),
-      env: () => ({ REPOSNAP_ADDON: this.build?.addon }),
+      env: () => ({ ...this.build?.env }),
       log: (line) => log.info(`[engine] ${line}`),
+      onReady: (engine, notes) => {
+        if (engine) log.info(`[engine] ${engine}`);
+        for (const note of notes) log.warn(`[engine] ${note}`);
+        // one notice per engine choice and reason: a GPU backend asked for (or found) cannot be used
+        const key = `${this.build?.backend}:${notes.join('|')}`;
+        if (notes.length > 0 && this.build?.backend !== 'cpu' && this.gpuNoticeShown !== key) {
+          this.gpuNoticeShown = key;
+          void vscode.window.showWarningMessage(`RepoSnap: ${notes.join('; ')}. ${engine?.replace(/^engine: /, 'The engine runs on: ') ?? ''}`, 'Open Settings').then((a) => {
+            if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'reposnap.GPU');
+          });
+        }
+      },
       onState: (state, detail) => {
         if (state === 'ready') this.status.setEngineInfo(`Engine process ${this.client.pid} (${this.build?.backend ?? 'cpu'}: ${this.build?.reason ?? ''})`);
         if (state === 'crashed') this.status.set({ state: 'error', message: detail ?? 'the engine crashed' });

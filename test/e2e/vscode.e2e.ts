@@ -311,6 +311,38 @@ test('chat: a question is answered in the chat view with a streamed answer and t
   await line.click();
 });
 
+/** Every file under a folder (recursive), or none when it does not exist. */
+function filesUnder(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+test('engine: the answer came from the engine inside the package (portable, its CPU variant named in the log), on a PATH without build tools', () => {
+  // the extension's log (a LogOutputChannel: <user data>/logs/…/RepoSnap.log) says what the engine runs on
+  const lines = filesUnder(path.join(process.env.E2E_USER_DATA!, 'logs'))
+    .filter((f) => f.endsWith('.log'))
+    .flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'))
+    .filter((l) => l.includes('[engine] engine: '));
+  console.log(`engine log: ${lines[0]}`);
+  assert.ok(lines.length > 0, 'the log names the engine');
+  assert.match(lines[0]!, /\[engine\] engine: portable, CPU variant [a-z0-9_.]+; /);
+  // the engine process runs the installed package's addon, not a build folder's
+  const target = `${process.platform}-${process.arch}`;
+  const installed = fs.readdirSync(EXTENSIONS).find((d) => d.startsWith('reposnap.reposnap-'));
+  assert.ok(installed, 'the extension is installed');
+  const engineDir = path.join(EXTENSIONS, installed, 'native', 'engine', target);
+  assert.ok(fs.existsSync(path.join(engineDir, 'reposnap.node')), `${engineDir} holds the packaged engine`);
+  assert.ok(!fs.existsSync(path.join(EXTENSIONS, installed, 'native', 'build')), 'the package holds no build folder');
+  const maps = enginePids().map((pid) => fs.readFileSync(`/proc/${pid}/maps`, 'utf8'));
+  assert.ok(maps.some((m) => m.includes(path.join(engineDir, 'reposnap.node')) && m.includes(path.join(engineDir, 'libllama.so'))), 'the engine process mapped the packaged reposnap.node and libllama.so');
+  // and the environment it was started in had no build tools
+  for (const pid of enginePids()) {
+    const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const PATH = env.find((e) => e.startsWith('PATH='))!.slice(5);
+    for (const dir of PATH.split(':')) for (const tool of ['cmake', 'gcc', 'g++', 'cc', 'make', 'python3']) assert.ok(!fs.existsSync(path.join(dir, tool)), `${tool} in ${dir} on the engine's PATH`);
+  }
+});
+
 test('explain: Explain Selection streams into a comment thread at the selection, and continues in chat', async () => {
   const quickOpen = await openQuickInput('Control+P', 'math.ts');
   await quickOpen.fill('math.ts');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { MAX_THREADS, ThreadStore, titleOf, type KeyValueStore } from '../../src/chat/threads';
 import { explainQuestion, explainThreadId, MAX_SNIPPET_CHARS } from '../../src/explain/question';
-import { selectEngineBuild } from '../../src/models/gpu';
+import { addonFile, ggmlLibraryName, selectEngineBuild } from '../../src/models/gpu';
 import { isModelUri, modelDisplayName, ModelResolveError, resolveModel } from '../../src/models/resolve';
 import { QuestionRecords } from '../../src/stats/records';
 import type { WireAskStats } from '../../src/host/protocol';
@@ -123,6 +123,36 @@ test('a local model path resolves without loading node-llama-cpp (no network); U
   assert.ok(isModelUri('hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M') && isModelUri('https://x/y.gguf') && !isModelUri('/m/x.gguf'));
   assert.equal(modelDisplayName('/models/stories260K.gguf'), 'stories260K');
   assert.equal(modelDisplayName('hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M'), 'Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M');
+});
+
+test('reposnap.GPU with a portable engine: one addon, REPOSNAP_BACKEND says which GPU module it may load; a missing module is a clear error', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-gpu-'));
+  try {
+    const build = path.join(root, 'native', 'build');
+    fs.mkdirSync(build, { recursive: true });
+    fs.writeFileSync(path.join(build, ggmlLibraryName('ggml-base', 'library')), '');
+    const addon = path.join(build, 'reposnap.node');
+    const cpu = await selectEngineBuild('cpu', root, async () => ['cuda']);
+    assert.deepEqual(cpu, { backend: 'cpu', addon, env: { REPOSNAP_ADDON: addon, REPOSNAP_BACKEND: 'cpu' }, reason: 'reposnap.GPU is cpu' });
+    const none = await selectEngineBuild('auto', root, async () => { throw new Error('detection is not asked'); });
+    assert.deepEqual(none.env, { REPOSNAP_ADDON: addon, REPOSNAP_BACKEND: 'auto' });
+    assert.equal(none.reason, 'auto: this engine has no GPU backend; using the CPU');
+    await assert.rejects(selectEngineBuild('vulkan', root), new RegExp(`no vulkan backend \\(${path.join(build, 'gpu', ggmlLibraryName('ggml-vulkan', 'module')).replace(/[.\\]/g, '\\$&')} is missing\\): build it with REPOSNAP_GPU=vulkan npm run build:native`));
+    fs.mkdirSync(path.join(build, 'gpu'));
+    fs.writeFileSync(path.join(build, 'gpu', ggmlLibraryName('ggml-vulkan', 'module')), '');
+    assert.equal(addonFile(root, 'vulkan'), addon);
+    const vk = await selectEngineBuild('vulkan', root);
+    assert.deepEqual(vk.env, { REPOSNAP_ADDON: addon, REPOSNAP_BACKEND: 'vulkan' });
+    const auto = await selectEngineBuild('auto', root);
+    assert.equal(auto.reason, 'auto: the engine uses vulkan when it finds a device, else the CPU');
+    assert.equal(auto.env.REPOSNAP_BACKEND, 'auto');
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  assert.equal(ggmlLibraryName('ggml-base', 'library', 'darwin'), 'libggml-base.dylib');
+  assert.equal(ggmlLibraryName('ggml-cpu-haswell', 'module', 'darwin'), 'libggml-cpu-haswell.so');
+  assert.equal(ggmlLibraryName('ggml-vulkan', 'module', 'win32'), 'ggml-vulkan.dll');
+  assert.equal(ggmlLibraryName('llama', 'library', 'linux'), 'libllama.so');
 });
 
 test('reposnap.GPU: cpu and auto without a GPU build use the CPU engine; a missing build is a clear error', async () => {

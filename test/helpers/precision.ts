@@ -21,8 +21,10 @@ import { defaultGpuLayers } from '../../src/engine/model';
 
 /**
  * `'f32'`: the engine runs on llama.cpp's CPU backend (the default addon, or no layer offloaded).
- * `'f16-operands'`: `REPOSNAP_ADDON` names a GPU build (`reposnap-<gpu>.node`, built with
- * `REPOSNAP_GPU=<gpu> npm run build:native`) and `REPOSNAP_GPU_LAYERS` offloads layers to it.
+ * `'f16-operands'`: the engine runs on a GPU backend — `REPOSNAP_BACKEND` asks the portable engine
+ * for one (`cuda`, `vulkan`, `metal`: its module in native/build/gpu, built with `REPOSNAP_GPU=<gpu>
+ * npm run build:native`), or `REPOSNAP_ADDON` names a static GPU build (`reposnap-<gpu>.node`) —
+ * and `REPOSNAP_GPU_LAYERS` offloads layers to it.
  */
 export type EnginePrecision = 'f32' | 'f16-operands';
 
@@ -33,7 +35,7 @@ export type EnginePrecision = 'f32' | 'f16-operands';
  */
 export function enginePrecision(env: NodeJS.ProcessEnv = process.env): EnginePrecision {
   const addon = env.REPOSNAP_ADDON;
-  const gpuBuild = addon !== undefined && /^reposnap-[a-z0-9]+\.node$/.test(path.basename(addon));
+  const gpuBuild = (addon !== undefined && /^reposnap-[a-z0-9]+\.node$/.test(path.basename(addon))) || ['cuda', 'vulkan', 'metal'].includes(env.REPOSNAP_BACKEND ?? '');
   return gpuBuild && defaultGpuLayers(env) > 0 ? 'f16-operands' : 'f32';
 }
 
