@@ -31,10 +31,10 @@ one_chunk_nodes() { echo $(( 39 * $1 + 3 + 8 )); }
 if [ "${1:-}" = "--dry-run" ]; then
   [ -f native/build/cmake/CMakeCache.txt ] || { echo "build the engine first (npm run build:native)" >&2; exit 1; }
   cmake --build native/build/cmake --target snapkv-bench --parallel "${JOBS:-$(nproc)}" > /dev/null
-  native/build/cmake/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
+  native/build/cmake/bin/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
     --kv f16 --fa 1 --ngl 0 --lengths "${LENGTHS:-2048}" --budgets 1024,256 --decode 4 --ubatch 256 --bandwidth "${BANDWIDTH:-50}"
   echo "every KV head of a layer in one scoring chunk (LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes 4)):"
-  LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes 4) native/build/cmake/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
+  LLAMA_SNAPKV_MAX_NODES=$(one_chunk_nodes 4) native/build/cmake/bin/snapkv-bench --layers 4 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 \
     --kv f16 --fa 1 --ngl 0 --lengths "${LENGTHS:-2048}" --budgets 1024 --decode 4 --ubatch 256 | tail -n 1
   exit 0
 fi
@@ -70,7 +70,7 @@ if [ ! -x "$work/build/snapkv-bench" ]; then
   tar xzf .device/llama-src.tar.gz -C "$work"
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
   cmake -S native -B "$work/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DLLAMA_SRC="$work/llama.cpp" \
-    -DREPOSNAP_ADDON=OFF -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$cap" -DGGML_NATIVE=ON -DGGML_CCACHE=OFF > "$out/cmake.log"
+    -DREPOSNAP_ADDON=OFF -DREPOSNAP_PORTABLE=OFF -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$cap" -DGGML_NATIVE=ON -DGGML_CCACHE=OFF > "$out/cmake.log"
   cmake --build "$work/build" --target snapkv-bench --parallel "$jobs" > "$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
 fi
 echo "build: $(( $(date +%s) - t0 )) s (sm_$cap, $jobs jobs)"
