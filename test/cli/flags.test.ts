@@ -17,6 +17,7 @@ import { after, before, test } from 'node:test';
 import { gpuLayersWarning } from '../../src/cli/gpu-layers';
 import { count } from '../../src/cli/count';
 import { loadAddon } from '../../src/engine/native';
+import { NO_MODEL_MESSAGE } from '../../src/models/fetched';
 import { checkTinyModel } from '../helpers/models';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -236,7 +237,9 @@ test('of several problems the first in argument order is reported; a missing --m
   const j = (args: string[]) => JSON.parse(reposnap(args).stderr.trim()).error.message;
   assert.equal(j(['ask', '--json', '--budget', 'abc', 'q']), "--budget must be an integer of at least 1 (got 'abc')");
   assert.equal(j(['ask', '--json', '--seed', 'x', '--budget', 'abc', 'q']), "--seed must be an integer from 0 to 4294967295 (got 'x')");
-  assert.equal(j(['ask', '--json', '--repo', repo, 'q']), '--model <file.gguf> is required (or set REPOSNAP_MODEL)');
+  // no --model and no model fetched (an empty models folder): the one line saying how to get one
+  const noModels = fs.mkdtempSync(path.join(tmp, 'no-models-'));
+  assert.equal(JSON.parse(reposnap(['ask', '--json', '--repo', repo, 'q'], { REPOSNAP_MODELS_DIR: noModels }).stderr.trim()).error.message, NO_MODEL_MESSAGE);
   assert.equal(j(['pack', '--json', '--order', 'size', '--repo', path.join(tmp, 'none')]), "--order must be mtime or path (got 'size')");
 });
 
