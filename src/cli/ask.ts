@@ -226,7 +226,7 @@ export async function runAsk(args: string[]): Promise<number> {
         onWarning: (m) => process.stderr.write(`reposnap: ${m}\n`),
       });
     } catch (e) {
-      // README: a --model that cannot be resolved is a usage error (code usage, exit 2); a failed
+      // docs/cli.md: a --model that cannot be resolved is a usage error (code usage, exit 2); a failed
       // download is not the user's typing, so no "--help for usage" follows it
       if (e instanceof ModelResolveError) throw new UsageError(escapeControls(e.message), { option: 'model', showUsage: e.kind !== 'download' });
       throw e;

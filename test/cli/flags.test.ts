@@ -121,7 +121,7 @@ test('a download whose host cannot be reached names the host (HF_ENDPOINT) and w
   const repo = makeRepo('offline', 1);
   const uri = 'hf:bartowski/SmolLM2-135M-Instruct-GGUF:Q4_K_M';
   const r = reposnap(['ask', '--repo', repo, '--cache-dir', path.join(tmp, 'offline-cache'), '--model', uri, 'q'], { HF_ENDPOINT: `http://127.0.0.1:${port}` });
-  assert.equal(r.code, 2, 'README: a --model that cannot be resolved (a failed download) is code usage, exit 2');
+  assert.equal(r.code, 2, 'docs/cli.md: a --model that cannot be resolved (a failed download) is code usage, exit 2');
   const lines = r.stderr.trim().split('\n');
   assert.equal(lines.length, 1, r.stderr);
   assert.ok(!r.stderr.includes(USAGE_TAIL));
