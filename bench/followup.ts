@@ -49,7 +49,7 @@ async function main() {
         followUp,
         contextSize: target + 512,
         maxTokens,
-        // packed for these short answers, as before the answer room existed (README's tables)
+        // packed for these short answers, as before the answer room existed (docs/cache.md's tables)
         answerRoom: maxTokens,
         snap: SNAP_DEFAULTS,
         session: { flashAttention: 'auto' },

@@ -5,7 +5,7 @@
  * - continue: on the cache SnapKV compressed for the first question (P + Q1 → B cells), with
  *   A1 and Q2 appended to it;
  * - re-snap: restore the uncompressed prefix, append the thread (Q1, A1) and Q2, and run SnapKV
- *   again, so that Q2's own window chooses what P keeps (README, "Follow-up questions and the cache"; RepoSnap's layout puts
+ *   again, so that Q2's own window chooses what P keeps (docs/cache.md; RepoSnap's layout puts
  *   the thread before the question).
  *
  * Both decode A2 on the same number of cells (B + |A1| + |Q2|), with RepoSnap's on-device

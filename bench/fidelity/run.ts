@@ -38,7 +38,7 @@
  *   --no-plots         skip the SVG/PNG plots
  *
  * A quick run: --prompts 6 --grid main --retrieval 8 --follow-up 3 --out /tmp/fidelity.json
- * Real models (README, "Fidelity"): --model smollm2 --grid main --prompts 24 --lengths 1024-4096;
+ * Real models (docs/benchmarks.md, "Fidelity"): --model smollm2 --grid main --prompts 24 --lengths 1024-4096;
  *   --model coder --grid main --prompts 12 --lengths 2048-8192 --steps 32 --threads 2 --resume.
  * Models are sha256 checked; f32 KV cache, flash attention off.
  */

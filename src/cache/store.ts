@@ -1,5 +1,5 @@
 /**
- * Per-workspace cache store (README, "Follow-up questions and the cache"): the uncompressed repository prefix, so that the
+ * Per-workspace cache store (docs/cache.md): the uncompressed repository prefix, so that the
  * next question restores it and prefills only what changed, and each thread's compressed cache
  * with its transcript, for fast follow-ups.
  *

@@ -14,9 +14,10 @@ import { askRepository, type AskStats, type FollowUpMode } from '../pipeline/ask
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapOptions } from '../config/snap-options';
 import { formatContextTable } from './context-table';
 import { formatStats } from './stats-line';
-import { ControlFilter, controlPolicy, escapeControls, quotePathIn, terminalJson } from './terminal-text';
+import { ControlFilter, controlPolicy, escapeControls, quotePath, quotePathIn, terminalJson } from './terminal-text';
 import { isModelUri, ModelResolveError, resolveModel } from '../models/resolve';
 import { malformedModelUri } from '../models/hub';
+import { defaultFetchedModel, NO_MODEL_MESSAGE } from '../models/fetched';
 import { count } from './count';
 import { gpuLayersWarning } from './gpu-layers';
 import { abortOnSignals } from './interrupt';
@@ -24,11 +25,13 @@ import { noticeText, PACK_FLAGS, packFlags, packFlagsHelp } from './pack-flags';
 import { ArgumentChecks, checkThreadFlags, intOption, modelFileOption, numberOption, parseCommand, repoOption, retrievalShareOption, rpcOption, UsageError } from './usage';
 import { DEFAULT_MAX_TOKENS } from '../pipeline/context-size';
 
-const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<question>"
+const HELP = `usage: reposnap ask --repo <dir> [--model <file.gguf>] [options] "<question>"
 
   --repo <dir>            repository to pack (default: the current directory)
   --model <file|uri>      GGUF model file, or hf:user/repo:quant / hf:user/repo/file.gguf / https URL
-                          downloaded once into <cache-dir>/models and SHA-256 checked (or REPOSNAP_MODEL)
+                          downloaded once into <cache-dir>/models and SHA-256 checked (or REPOSNAP_MODEL);
+                          default: the model 'npm run models' fetched (the coding model, --model coder,
+                          when it was fetched, else SmolLM2)
   --model-sha256 <hex>    expected SHA-256 of the model file (default for hf: URIs: the hub's LFS digest)
   --budget <B>            SnapKV budget: KV cells kept per layer and KV head, window included (default ${SNAP_DEFAULTS.budget})
   --window <w>            SnapKV observation window in tokens (default ${SNAP_DEFAULTS.window})
@@ -56,12 +59,12 @@ const HELP = `usage: reposnap ask --repo <dir> --model <file.gguf> [options] "<q
   --temperature <t>       sampling temperature, 0 = greedy (default 0)
   --top-p <p>             nucleus sampling (default 1)
   --seed <n>              sampling seed
-  --threads <n>           decode threads (default: see README, measured)
+  --threads <n>           decode threads (default: measured, see docs/engine.md)
   --threads-batch <n>     prefill threads
   --flash-attention on|off|auto   (default auto)
   --kv-type f16|f32|q8_0|…        KV cache type (default f16)
   --gpu-layers <n>        layers offloaded to a GPU build, or with --rpc to the RPC servers (default 0; with --rpc all)
-  --rpc <host:port,…>     spread the model's layers over llama.cpp RPC servers ('reposnap rpc-server'; README, "RPC servers")
+  --rpc <host:port,…>     spread the model's layers over llama.cpp RPC servers ('reposnap rpc-server'; docs/rpc.md)
 ${packFlagsHelp()}  --retrieval-share <F>   with --packing ranked (or auto, when it packs ranked): share of the context,
                           0 <= F < 1, for the question's retrieved chunks of files not in full (default 0.15,
                           as reposnap.retrievalShare; 0: none)
@@ -135,7 +138,8 @@ export async function runAsk(args: string[]): Promise<number> {
   // first in argument order is reported (a missing question or --model after any flag's)
   const checks = new ArgumentChecks(args);
   const repo = checks.check('repo', () => repoOption(o.repo));
-  const modelSpec = o.model ?? process.env.REPOSNAP_MODEL;
+  // without --model (or REPOSNAP_MODEL): the model `npm run models` fetched, if any (src/models/fetched.ts)
+  const modelSpec = o.model ?? process.env.REPOSNAP_MODEL ?? defaultFetchedModel()?.file;
   if (modelSpec !== undefined && !isModelUri(modelSpec)) checks.check('model', () => modelFileOption(modelSpec));
   if (modelSpec !== undefined && isModelUri(modelSpec)) checks.check('model', () => modelUriOption(modelSpec));
   const sha256 = o['model-sha256'];
@@ -181,8 +185,13 @@ export async function runAsk(args: string[]): Promise<number> {
   }
   const question = (parsed.positionals[0] ?? '').trim();
   if (!question) checks.check(undefined, () => fail('ask needs a question'));
-  if (!modelSpec) checks.check(undefined, () => fail('--model <file.gguf> is required (or set REPOSNAP_MODEL)'));
+  // one line, no "--help for usage" after it: what to run is in the line
+  if (!modelSpec) checks.check(undefined, () => {
+    throw new UsageError(NO_MODEL_MESSAGE, { showUsage: false });
+  });
   checks.throwFirst();
+  const quiet = o.quiet || !process.stderr.isTTY;
+  if (o.model === undefined && process.env.REPOSNAP_MODEL === undefined && !quiet) process.stderr.write(`reposnap: model ${quotePath(modelSpec!)} (fetched by 'npm run models'; --model chooses another)\n`);
   const gpuWarning = gpuLayersWarning(gpuLayers, rpcServers.length > 0);
   if (gpuWarning !== undefined) process.stderr.write(`reposnap: ${gpuWarning}\n`);
   // what the engine runs on: a GPU backend that could not be used is said once, the rest with --verbose
@@ -190,7 +199,6 @@ export async function runAsk(args: string[]): Promise<number> {
   for (const note of engine.notes) process.stderr.write(`reposnap: ${escapeControls(note)}${engine.gpus.length === 0 ? '; using the CPU' : ''}\n`);
   if (o.verbose) process.stderr.write(`reposnap: ${escapeControls(describeEngine(engine))}\n`);
 
-  const quiet = o.quiet || !process.stderr.isTTY;
   const progress = (line: string) => {
     if (!o.quiet && process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${line}`);
   };
@@ -226,7 +234,7 @@ export async function runAsk(args: string[]): Promise<number> {
         onWarning: (m) => process.stderr.write(`reposnap: ${m}\n`),
       });
     } catch (e) {
-      // README: a --model that cannot be resolved is a usage error (code usage, exit 2); a failed
+      // docs/cli.md: a --model that cannot be resolved is a usage error (code usage, exit 2); a failed
       // download is not the user's typing, so no "--help for usage" follows it
       if (e instanceof ModelResolveError) throw new UsageError(escapeControls(e.message), { option: 'model', showUsage: e.kind !== 'download' });
       throw e;

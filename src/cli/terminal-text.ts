@@ -4,7 +4,7 @@
  * window title, clears the screen or recolours what follows; a bidirectional override that shows a
  * name reversed). The CLI writes every such string through these functions, so that a hostile
  * repository cannot drive the terminal of whoever packs it. The model's answer, which may copy
- * such text from the repository, goes through {@link ControlFilter} (README, "The command line").
+ * such text from the repository, goes through {@link ControlFilter} (docs/cli.md, "The answer on the terminal").
  */
 
 import ansiRegex from 'ansi-regex';

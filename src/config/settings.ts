@@ -15,7 +15,7 @@ import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP
 export type GpuChoice = 'auto' | 'cuda' | 'vulkan' | 'metal' | 'cpu';
 
 /**
- * How a follow-up question in a thread is answered (README, "Follow-up questions and the cache"): `resnap` re-runs SnapKV on
+ * How a follow-up question in a thread is answered (docs/cache.md): `resnap` re-runs SnapKV on
  * the uncompressed repository prefix for every question (query-aware, slower); `continue`
  * decodes on the thread's compressed cache (fast, tuned to the first question).
  */
@@ -91,7 +91,7 @@ export interface ReposnapSettings {
   RPCServers: string[];
 }
 
-/** Defaults: SnapKV's ({@link SNAP_DEFAULTS}, from the paper: README, "How it works"), the packer's, and the engine's. */
+/** Defaults: SnapKV's ({@link SNAP_DEFAULTS}, from the paper: docs/engine.md), the packer's, and the engine's. */
 export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF:Q4_K_M',
   modelDirectory: '',

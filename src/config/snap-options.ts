@@ -1,5 +1,5 @@
 /**
- * The SnapKV options of a question (Li et al. 2024, sec. 4; README, "How it works"): one schema,
+ * The SnapKV options of a question (Li et al. 2024, sec. 4; docs/engine.md): one schema,
  * one set of defaults and one check of each rule, shared by the settings (`reposnap.window`, …,
  * settings.ts and package.json's `contributes.configuration`), the CLI (`--window`, …, cli/ask.ts),
  * the engine process's request (host/protocol.ts) and the pipeline (pipeline/ask.ts).
@@ -65,7 +65,7 @@ export interface SnapOptions {
  * The defaults: the SnapKV paper's and its reference implementation's (w 32, B 1024, kernel 7,
  * max), uniform allocation, SnapKV's scorer (the key-norm scorer is measured beside it:
  * bench/results/fidelity-coder-keynorm.json, repoqa-coder-keynorm.json), no prior (the code prior did not answer better than SnapKV at equal
- * memory on bench/repoqa: bench/results/repoqa-coder-prior.json, README "Code-aware prior"), its
+ * memory on bench/repoqa: bench/results/repoqa-coder-prior.json, docs/benchmarks.md, "Code-aware prior"), its
  * bonus β 1 when chosen.
  */
 export const SNAP_DEFAULTS: Readonly<SnapOptions> = Object.freeze({

@@ -22,7 +22,7 @@ export type Packing = 'smallest-first' | 'ranked';
  * in full (the prompt is then exactly smallest-first's), else ranked (with
  * `PackOptions.rankedTokenBudget`). The choice depends only on the repository and the budgets,
  * never on a question, so the prompt stays a cacheable prefix; `PackResult.packing` says which was
- * chosen and `PackResult.auto` that auto chose it. Measured (README, "Repositories larger than the
+ * chosen and `PackResult.auto` that auto chose it. Measured (docs/benchmarks.md, "Repositories larger than the
  * context"): ranked with retrieval answers +47.8 points more questions about files smallest-first
  * leaves out, but puts only ~60 % of the budget into files in full, so it loses when all fits.
  */

@@ -3,7 +3,7 @@
  * touches the network; a model URI (`hf:user/repo:quant`, `hf:user/repo/file.gguf`,
  * `https://…`) goes through node-llama-cpp's `createModelDownloader`, which downloads it (with
  * progress and cancellation; a cancelled download resumes from the whole 5 MiB chunks in its
- * `.ipull` file, see README) into the
+ * `.ipull` file, see docs/cli.md, "Model URIs") into the
  * models folder once; the file is found through the record afterwards, without the network.
  * node-llama-cpp is ESM: it is loaded with a dynamic `import()` only for URIs.
  *

@@ -1,5 +1,5 @@
 /**
- * One question about a repository, end to end (README, "How it works"):
+ * One question about a repository, end to end (docs/engine.md, "How it works"):
  * pack → restore the longest cached prefix (memory, then disk) → prefill the rest → append the
  * thread and the question → SnapKV → decode → save the new prefix (in the background) and the
  * thread. Follow-ups either re-snap from the uncompressed prefix (`resnap`, query-aware) or

@@ -3,7 +3,7 @@
  * the command runs under util-linux `script` (a pseudo-terminal, so that stderr is a TTY and the
  * progress line is drawn), and ^C is written to the terminal as soon as `packing:` appears, so
  * the terminal's line discipline sends SIGINT to the command as a user's Ctrl+C does. The command
- * says `cancelled` on a line of its own, exits 130 (README, "The command line"), and writes
+ * says `cancelled` on a line of its own, exits 130 (docs/cli.md, "Errors and exit codes"), and writes
  * nothing to the cache folder: neither the cache root nor the model fingerprint memo.
  */
 import assert from 'node:assert/strict';

@@ -17,6 +17,7 @@ import { after, before, test } from 'node:test';
 import { gpuLayersWarning } from '../../src/cli/gpu-layers';
 import { count } from '../../src/cli/count';
 import { loadAddon } from '../../src/engine/native';
+import { NO_MODEL_MESSAGE } from '../../src/models/fetched';
 import { checkTinyModel } from '../helpers/models';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -120,7 +121,7 @@ test('a download whose host cannot be reached names the host (HF_ENDPOINT) and w
   const repo = makeRepo('offline', 1);
   const uri = 'hf:bartowski/SmolLM2-135M-Instruct-GGUF:Q4_K_M';
   const r = reposnap(['ask', '--repo', repo, '--cache-dir', path.join(tmp, 'offline-cache'), '--model', uri, 'q'], { HF_ENDPOINT: `http://127.0.0.1:${port}` });
-  assert.equal(r.code, 2, 'README: a --model that cannot be resolved (a failed download) is code usage, exit 2');
+  assert.equal(r.code, 2, 'docs/cli.md: a --model that cannot be resolved (a failed download) is code usage, exit 2');
   const lines = r.stderr.trim().split('\n');
   assert.equal(lines.length, 1, r.stderr);
   assert.ok(!r.stderr.includes(USAGE_TAIL));
@@ -236,7 +237,9 @@ test('of several problems the first in argument order is reported; a missing --m
   const j = (args: string[]) => JSON.parse(reposnap(args).stderr.trim()).error.message;
   assert.equal(j(['ask', '--json', '--budget', 'abc', 'q']), "--budget must be an integer of at least 1 (got 'abc')");
   assert.equal(j(['ask', '--json', '--seed', 'x', '--budget', 'abc', 'q']), "--seed must be an integer from 0 to 4294967295 (got 'x')");
-  assert.equal(j(['ask', '--json', '--repo', repo, 'q']), '--model <file.gguf> is required (or set REPOSNAP_MODEL)');
+  // no --model and no model fetched (an empty models folder): the one line saying how to get one
+  const noModels = fs.mkdtempSync(path.join(tmp, 'no-models-'));
+  assert.equal(JSON.parse(reposnap(['ask', '--json', '--repo', repo, 'q'], { REPOSNAP_MODELS_DIR: noModels }).stderr.trim()).error.message, NO_MODEL_MESSAGE);
   assert.equal(j(['pack', '--json', '--order', 'size', '--repo', path.join(tmp, 'none')]), "--order must be mtime or path (got 'size')");
 });
 

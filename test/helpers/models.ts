@@ -4,8 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { fetchedModelsDir, MODEL_MANIFEST, type PinnedModel } from '../../src/models/fetched';
+
+export type { PinnedModel };
 
 /** ../shared/models/stories260K.gguf relative to the project root (see its README). */
 export const TINY_MODEL = path.resolve(__dirname, '..', '..', '..', 'shared', 'models', 'stories260K.gguf');
@@ -18,27 +20,15 @@ export function checkTinyModel(): string {
   return TINY_MODEL;
 }
 
-/** One model of scripts/models.json: the GGUF file name, its size in bytes and SHA-256 (hex). */
-export interface PinnedModel {
-  file: string;
-  bytes: number;
-  sha256: string;
-  description: string;
-}
-
 /** The real models pinned in scripts/models.json, by id (e.g. `smollm2-135m-instruct`). */
-export const REAL_MODELS: Record<string, PinnedModel> = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'scripts', 'models.json'), 'utf8')).models;
+export const REAL_MODELS: Record<string, PinnedModel> = MODEL_MANIFEST.models;
 
 /** SmolLM2-135M-Instruct Q4_1: the main real test model (llama, 30 layers, 9/3 heads, head size 64). */
 export const SMOLLM2 = 'smollm2-135m-instruct';
 
-/**
- * The folder `npm run models` fills (the same rule as scripts/models.mjs): `$REPOSNAP_MODELS_DIR`,
- * else `$XDG_CACHE_HOME/reposnap/models`, else `~/.cache/reposnap/models`.
- */
+/** The folder `npm run models` fills: the one `reposnap ask` finds its default model in. */
 export function realModelsDir(): string {
-  if (process.env.REPOSNAP_MODELS_DIR) return path.resolve(process.env.REPOSNAP_MODELS_DIR);
-  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'reposnap', 'models');
+  return fetchedModelsDir();
 }
 
 /** Path where the real model `id` (a key of {@link REAL_MODELS}) is expected; not checked. */

@@ -1,5 +1,5 @@
 /**
- * Resuming a cancelled model download (README: "a cancelled download resumes"; issue 14 section 1)
+ * Resuming a cancelled model download (docs/cli.md: "a cancelled download resumes"; issue 14 section 1)
  * against a throttled local stand-in for the hub (node:http on 127.0.0.1 with byte ranges and the
  * LFS digest in X-Linked-Etag), with a file of 8 of the downloader's chunks.
  *
@@ -8,7 +8,7 @@
  * it in the progress metadata after the file's bytes. So a resumed download asks only for the
  * chunks that were not whole on disk (each range starts where the bytes on disk end), and the
  * chunks its connections were part way through are fetched again: a download cancelled before
- * any chunk is whole starts over. Both are asserted here, since the README states both.
+ * any chunk is whole starts over. Both are asserted here, since docs/cli.md states both.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
