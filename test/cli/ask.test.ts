@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { checkTinyModel } from '../helpers/models';
+import { loadAddon } from '../../src/engine/native';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'reposnap.js');
@@ -46,12 +47,17 @@ test('ask answers a question about this repository with SnapKV active (B < L)', 
 
 test('ask --no-snap answers with full attention (B = L), --json prints one JSON object', () => {
   const model = checkTinyModel();
-  const r = reposnap('ask', '--no-cache', '--repo', path.join(ROOT, 'src'), '--model', model, '--max-tokens', '8', '--no-snap', '--json', 'What does the packer do?');
+  const r = reposnap('ask', '--no-cache', '--repo', path.join(ROOT, 'src'), '--model', model, '--max-tokens', '8', '--no-snap', '--json', '--verbose', 'What does the packer do?');
   assert.equal(r.code, 0, r.stderr);
   const json = JSON.parse(r.stderr.trim().split('\n').pop()!);
   assert.equal(json.snap, false);
   assert.equal(json.B, json.L);
   assert.equal(json.decodeTokens, 8);
+  // the engine it ran on, in the JSON and (--verbose) in one line: the CPU variant the addon reports
+  const variant = loadAddon().backendLoad!().cpuVariant;
+  assert.ok(variant.length > 0);
+  assert.deepEqual(json.engine, { build: 'portable', cpuVariant: variant, gpus: [], backends: ['RPC', 'CPU'], notes: [] });
+  assert.ok(r.stderr.split('\n').includes(`reposnap: engine: portable, CPU variant ${variant}; no GPU; backends RPC, CPU`), r.stderr);
 });
 
 test('ask --allocation adakv: same total budget, the sequence holds the largest per-head budget in cells', () => {
