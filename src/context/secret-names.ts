@@ -30,6 +30,7 @@ export const SECRET_RULE_NAMES: Readonly<Record<string, readonly [article: 'a' |
   vercel: ['a', 'Vercel'],
   stripe: ['a', 'Stripe'],
   'google-api-key': ['a', 'Google API key'],
+  'private-key-block': ['a', 'private-key'],
   'generic-credential': ['a', 'generic credential'],
 };
 
