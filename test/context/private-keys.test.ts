@@ -6,58 +6,33 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import { findSecret } from '../../src/context/secrets';
 import { findPrivateKeyBlocks } from '../../src/context/private-keys';
-import { randomChars } from './fake-secrets';
+import { fakePrivateKeys } from './fake-secrets';
 import { makeRepo, manifest, pack } from './fixtures';
 
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
-/** A PKCS#8 PEM of a fresh key of `type`. */
-function pkcs8(type: 'ed25519' | 'x25519' | 'ed448'): string {
-  return crypto.generateKeyPairSync(type as 'ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-}
-
-/** A SEC1 (`EC PRIVATE KEY`) PEM of a fresh P-256 key. */
-function sec1(): string {
-  return crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }) as string;
-}
-
-/** An encrypted PKCS#8 PEM (`ENCRYPTED PRIVATE KEY`) of a fresh Ed25519 key. */
-function encryptedPkcs8(): string {
-  return crypto.generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'correct horse' }) as string;
-}
-
-/**
- * An OpenPGP armored secret key as `gpg --armor --export-secret-keys` writes it (RFC 4880 §6.2):
- * the armor line, a `Comment:` header, a blank line, 64-character base64 lines starting `lQ`
- * (a secret-key packet's tag), a `=XXXX` checksum and the end line.
- */
-function pgpSecretKey(seed: number): string {
-  const body = ('lQ' + randomChars(seed, 700, BASE64)).match(/.{1,64}/g)!.join('\n');
-  const label = 'PGP PRIV' + 'ATE KEY BLOCK';
-  return `-----BEGIN ${label}-----\nComment: demo\n\n${body}\n=${randomChars(seed + 1, 4, BASE64)}\n-----END ${label}-----\n`;
-}
+/** A fresh key of each kind (fakePrivateKeys), by kind. */
+const keys = (seed: number): Record<string, string> => fakePrivateKeys(seed);
 
 /** `pem`'s lines, each prefixed with `indent`. */
 const indented = (pem: string, indent: string): string => pem.trimEnd().split('\n').map((l) => indent + l).join('\n') + '\n';
 
 /** Every kind the issue lists, in every place it lists, as one file each. */
 function hostileFiles(): Record<string, string> {
-  const ed = pkcs8('ed25519');
+  const k = keys(7);
+  const more = keys(9);
   return {
-    'notes/ed25519.txt': `the deploy key:\n${ed}`,
-    'notes/x25519.txt': `x25519:\n${pkcs8('x25519')}`,
-    'notes/ed448.txt': pkcs8('ed448'),
-    'notes/sec1.txt': sec1(),
-    'notes/encrypted.txt': encryptedPkcs8(),
-    'src/key.ts': `export const key = \`${pkcs8('ed25519')}\`;\n`,
-    'src/key-escaped.ts': `export const key = ${JSON.stringify(pkcs8('ed25519'))};\n`,
-    'charts/app/values.yaml': `tls:\n  key: |\n${indented(sec1(), '    ')}`,
-    'charts/app/values-ed.yaml': `signing:\n  key: |\n${indented(ed, '    ')}`,
-    'release.asc': pgpSecretKey(7),
-    'docs/gpg.md': `Import it:\n\n    ${pgpSecretKey(9).trimEnd().split('\n').join('\n    ')}\n`,
+    'notes/ed25519.txt': `the deploy key:\n${k['Ed25519 PKCS#8']}`,
+    'notes/x25519.txt': `x25519:\n${k['X25519 PKCS#8']}`,
+    'notes/ed448.txt': k['Ed448 PKCS#8']!,
+    'notes/sec1.txt': k['EC SEC1']!,
+    'notes/encrypted.txt': k['encrypted PKCS#8']!,
+    'src/key.ts': `export const key = \`${more['Ed25519 PKCS#8']}\`;\n`,
+    'src/key-escaped.ts': `export const key = ${JSON.stringify(more['X25519 PKCS#8'])};\n`,
+    'charts/app/values.yaml': `tls:\n  key: |\n${indented(more['EC SEC1']!, '    ')}`,
+    'charts/app/values-ed.yaml': `signing:\n  key: |\n${indented(k['Ed25519 PKCS#8']!, '    ')}`,
+    'release.asc': k['OpenPGP secret key']!,
+    'docs/gpg.md': `Import it:\n\n${indented(more['OpenPGP secret key']!, '    ')}`,
   };
 }
 
@@ -99,7 +74,7 @@ test('code that builds or parses a PEM, and placeholders, are not keys', async (
 });
 
 test('findPrivateKeyBlocks spans the armor line to the end line and names the label', () => {
-  const sec = sec1();
+  const sec = keys(3)['EC SEC1']!;
   const text = `a\n  ${indented(sec, '  ').trimStart()}b\n`;
   const blocks = findPrivateKeyBlocks(text);
   assert.equal(blocks.length, 1);
