@@ -154,7 +154,7 @@ function takeOver(file: string, seen: Seen): void {
 function tryCreate(file: string, body: string): boolean {
   let fd: number;
   try {
-    fd = fs.openSync(file, 'wx', 0o644);
+    fd = fs.openSync(file, 'wx', 0o600); // its holder's pid and host: no one else's business (issue 29, item 6)
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;

@@ -375,6 +375,7 @@ export class CacheStore {
    */
   private sweepTemporaries(): void {
     for (const d of [this.dir, path.join(this.dir, 'prefix'), path.join(this.dir, 'thread')]) {
+      if (!isFolder(d, false)) continue; // never through a link (issue 29, item 5)
       for (const name of safeReaddir(d)) {
         const m = TEMP_FILE.exec(name);
         if (!m) continue;
@@ -751,14 +752,21 @@ export class CacheStore {
     await this.flush();
     if (ramPrefix?.dir === this.dir) ramPrefix = undefined;
     if (!fs.existsSync(this.dir)) return;
-    if (!isFolder(this.dir)) throw new CacheError(`cannot clear the cache ${this.dir}: it is not a folder`);
+    if (!isFolder(this.dir, false)) throw new CacheError(`cannot clear the cache ${this.dir}: it is not a folder${isFolder(this.dir) ? ' (a link to one: never entered)' : ''}`);
     let current = this.dir;
     try {
       await this.locked(() => {
-        for (const kind of ['prefix', 'thread']) {
-          for (const name of safeReaddir(path.join(this.dir, kind))) {
-            if (name.endsWith('.lock')) continue; // a question's thread lock: its holder removes it
-            current = path.join(this.dir, kind, name);
+        for (const kind of ['prefix', 'thread'] as const) {
+          // a link in the folder's place is never entered (issue 29, item 5): only the link goes
+          const folder = path.join(this.dir, kind);
+          if (!isFolder(folder, false)) {
+            if (fs.existsSync(folder) || isLink(folder)) this.io.rm((current = folder));
+            continue;
+          }
+          for (const name of safeReaddir(folder)) {
+            // only the files the store names: entries, and writers' temporary files
+            if (!isStoreFile(kind, name)) continue;
+            current = path.join(folder, name);
             this.io.rm(current);
           }
         }
@@ -792,7 +800,9 @@ export class CacheStore {
     const all: { dir: string; kind: Kind; stem: string; bytes: number; lastUsed: number }[] = [];
     for (const ws of safeReaddir(root)) {
       const dir = path.join(root, ws);
+      if (!isFolder(dir, false)) continue; // a link is never entered (issue 29, item 5)
       for (const kind of ['prefix', 'thread'] as const) {
+        if (!isFolder(path.join(dir, kind), false)) continue;
         for (const n of safeReaddir(path.join(dir, kind))) {
           if (!n.endsWith('.json')) continue;
           const stem = n.slice(0, -'.json'.length);
@@ -906,6 +916,26 @@ function threadMismatch(index: ThreadIndex, snap: SessionSnapshot, expect: { key
   }
   if (index.L > t.length) return `its index records ${index.L} prompt tokens, its state holds ${t.length}`;
   return undefined;
+}
+
+/** Whether `p` is a symbolic link (to anything, or dangling). */
+function isLink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `name` in the store's `kind/` folder is a file the store writes: an entry's state or
+ * index (`<id>.rsnp`, `<id>.json`, `ENTRY_ID`) or a writer's temporary file (`TEMP_FILE`); a
+ * question's thread lock (`<id>.lock`) is its holder's to remove, anything else not the store's.
+ */
+function isStoreFile(kind: Kind, name: string): boolean {
+  if (TEMP_FILE.test(name)) return true;
+  const m = /^(.+)\.(rsnp|json)$/.exec(name);
+  return m !== null && ENTRY_ID[kind].test(m[1]!);
 }
 
 /** Whether `p` is a folder (`follow`: a link to a folder counts). */

@@ -2,7 +2,7 @@ import { raceAbort, throwIfAborted } from './errors';
 import { readTextFile, type FileVerdict } from './filter';
 import { createYielder, type ContextFs } from './fsapi';
 import { fitSection, type FittedSection } from './budget';
-import { TagsCache } from './map/cache';
+import { MAX_PARSE_CHARS, parserLimitDetail, TagsCache } from './map/cache';
 import { grammarForPath } from './map/languages';
 import { formatMapBlock, formatRepositoryMap, REPOSITORY_MAP_TITLE } from './map/repomap';
 import type { FileTags } from './map/tags';
@@ -195,7 +195,10 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
     const verdict = await raceAbort(reads[i]!, signal);
     reads[i] = undefined;
     if (verdict.kind === 'skip') skipped.push({ path: file.path, reason: verdict.reason, detail: verdict.detail });
-    else {
+    else if (grammarForPath(file.path) !== undefined && verdict.text.length > MAX_PARSE_CHARS) {
+      // never handed to tree-sitter, which aborts the process on such a file (issue 29, item 8)
+      skipped.push({ path: file.path, reason: 'too-large', detail: parserLimitDetail(verdict.text.length) });
+    } else {
       const grammar = grammarForPath(file.path);
       const tags = grammar === undefined ? undefined : await raceAbort(input.tagsCache.tags(verdict.text, grammar), signal);
       texts.push({ file, verdict, ...(tags !== undefined ? { tags } : {}) });

@@ -30,6 +30,14 @@ export const SECRET_RULE_NAMES: Readonly<Record<string, readonly [article: 'a' |
   vercel: ['a', 'Vercel'],
   stripe: ['a', 'Stripe'],
   'google-api-key': ['a', 'Google API key'],
+  'private-key-block': ['a', 'private-key'],
+  jwt: ['a', 'JWT'],
+  'sendgrid-api-key': ['a', 'SendGrid'],
+  'twilio-api-key': ['a', 'Twilio'],
+  digitalocean: ['a', 'DigitalOcean'],
+  pypi: ['a', 'PyPI'],
+  'telegram-bot': ['a', 'Telegram bot'],
+  'discord-webhook': ['a', 'Discord webhook'],
   'generic-credential': ['a', 'generic credential'],
 };
 

@@ -12,7 +12,10 @@
  * HashiCorp Vault, Grafana and Docker Hub tokens, GCP service-account keys, and credentials
  * in URLs (basic auth, database connection strings; placeholders such as `password` or
  * `${VAR}` are not reported). RepoSnap adds one rule of its own for what the preset lacks:
- * Stripe secret and restricted keys, Google API keys, and generic credential assignments
+ * private key blocks of every kind (`findPrivateKeyBlocks`, private-keys.ts: the preset misses
+ * Ed25519/X25519 PKCS#8, SEC1, encrypted PKCS#8, PGP and indented keys), the token formats of
+ * `TOKEN_FORMATS` (token-formats.ts: Stripe secret and restricted keys, Google API keys, …),
+ * and generic credential assignments
  * (`DB_PASSWORD = "…"`, `"apiKey": "…"`, `password: …` in YAML, `<password>…</password>`;
  * `findCredentialAssignments`, credentials.ts, ported from gitleaks' `generic-api-key` and
  * detect-secrets' `KeywordDetector`), reported as `'generic-credential'` only when no specific
@@ -38,6 +41,8 @@
  */
 import path from 'node:path';
 import { findCredentialAssignments, isConfigFileName, isConfigText } from './credentials';
+import { findPrivateKeyBlocks } from './private-keys';
+import { findTokens, TOKEN_FORMATS } from './token-formats';
 import type { SkippedFile } from './types';
 
 /** One secret found in a text. */
@@ -91,21 +96,13 @@ const OWN_RULE_ID = 'reposnap/secret-tokens';
 /** The message id (and `SecretFinding.rule`) of a generic credential assignment (`findCredentialAssignments`). */
 export const GENERIC_CREDENTIAL_RULE = 'generic-credential';
 
-/**
- * Token formats the preset lacks, each with the rule name reported for it. Both are fixed
- * prefixes followed by long random alphanumerics, bounded so that identifiers that merely
- * start the same way (`sk_live_mode`, `AIzaFoo`) do not match.
- * - Stripe secret (`sk_`) and restricted (`rk_`) keys, live and test mode, 24+ characters.
- * - Google API keys: `AIza` and 35 characters of `[A-Za-z0-9_-]`.
- */
-const OWN_PATTERNS: ReadonlyArray<{ rule: string; pattern: RegExp }> = [
-  { rule: 'stripe', pattern: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,247}(?![A-Za-z0-9])/g },
-  { rule: 'google-api-key', pattern: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g },
-];
+/** The message id (and `SecretFinding.rule`) of a private key block (`findPrivateKeyBlocks`). */
+export const PRIVATE_KEY_BLOCK_RULE = 'private-key-block';
 
 /**
- * RepoSnap's rule: reports every match of `OWN_PATTERNS`, with the pattern's name as message
- * id, and, unless the options say `{ genericCredentials: false }`, every generic credential
+ * RepoSnap's rule: reports every private key block (`findPrivateKeyBlocks`, as
+ * `PRIVATE_KEY_BLOCK_RULE`), every token of `TOKEN_FORMATS` (token-formats.ts), with the format's
+ * rule as message id, and, unless the options say `{ genericCredentials: false }`, every generic credential
  * assignment's value (`GENERIC_CREDENTIAL_RULE`), reading bare values as literals in a
  * configuration file (`isConfigFileName` of the file's name, or `isConfigText`).
  */
@@ -116,12 +113,8 @@ const ownRule: Rule = {
     const generic = (options as { genericCredentials?: boolean }).genericCredentials ?? true;
     return {
       file(source) {
-        for (const { rule, pattern } of OWN_PATTERNS) {
-          for (const match of source.content.matchAll(pattern)) {
-            const start = match.index ?? 0;
-            context.report({ message: t(rule), range: [start, start + match[0].length] });
-          }
-        }
+        for (const { start, end } of findPrivateKeyBlocks(source.content)) context.report({ message: t(PRIVATE_KEY_BLOCK_RULE), range: [start, end] });
+        for (const { rule, start, end } of findTokens(source.content)) context.report({ message: t(rule), range: [start, end] });
         if (generic) {
           const config = isConfigFileName(source.filePath) || isConfigText(source.content);
           for (const { start, end } of findCredentialAssignments(source.content, { config })) context.report({ message: t(GENERIC_CREDENTIAL_RULE), range: [start, end] });
@@ -262,7 +255,8 @@ function rangeIndex(starts: readonly number[], position: Position, length: numbe
 /** RepoSnap's own rules by `SecretFinding.rule`, with the source `secretDetail` names for each; every other rule is secretlint's preset's. */
 const OWN_RULE_SOURCES: Readonly<Record<string, string>> = {
   [GENERIC_CREDENTIAL_RULE]: 'generic credential assignment',
-  ...Object.fromEntries(OWN_PATTERNS.map(({ rule }) => [rule, 'RepoSnap token patterns'])),
+  [PRIVATE_KEY_BLOCK_RULE]: 'RepoSnap private key blocks',
+  ...Object.fromEntries(TOKEN_FORMATS.map(({ rule }) => [rule, 'RepoSnap token patterns'])),
 };
 
 /**

@@ -12,7 +12,7 @@
  * A truncated, corrupted, foreign (other model, engine or cache settings) file is refused with a
  * {@link StateFileError} before llama.cpp sees any of it.
  */
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
@@ -274,7 +274,8 @@ export function checkIdentity(header: StateHeader, expected: StateIdentity, name
  * `mkdir -p` does. Node's `fs.mkdirSync(dir, { recursive: true })` loops for ever (synchronously,
  * so that SIGTERM's handler never runs) when a file system answers ENOENT for a folder whose
  * parent exists, as /proc does (`--cache-dir /proc/self` spun for 11 minutes); here that ENOENT
- * is thrown. A folder created meanwhile by another process is fine.
+ * is thrown. A folder created meanwhile by another process is fine. Folders it creates are 0700
+ * (less the umask): only their owner lists them.
  * @throws the fs error of the first level that cannot be created (ENOENT, EROFS, EACCES, ENOTDIR, EEXIST for a file).
  */
 export function makeFolder(dir: string): void {
@@ -286,7 +287,8 @@ export function makeFolder(dir: string): void {
   }
   for (const level of missing.reverse()) {
     try {
-      fs.mkdirSync(level);
+      // private to this user (issue 29, item 6): the cache's folder names are repository and thread names
+      fs.mkdirSync(level, { mode: 0o700 });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.statSync(level).isDirectory()) throw e;
     }
@@ -297,17 +299,39 @@ export function makeFolder(dir: string): void {
 }
 
 /**
- * Writes bytes atomically: a temporary file in the same folder, fsync, rename; the folder is
- * fsynced too. A crash leaves either the old file or the new one, never a torn one.
- * @throws the fs error (ENOSPC, EACCES, …); the temporary file is removed.
+ * How a temporary file is opened: created new (`O_EXCL`: a file or a link already at the name is
+ * an error, never opened or followed), and never through a symbolic link (`O_NOFOLLOW`, where the
+ * platform has it). Issue 29, item 4: with `'w'` a link planted at the name made a write land in
+ * an unrelated file.
+ */
+const TEMP_OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
+
+/**
+ * A temporary file's name beside `file`: `.<name>.<pid>.<random>.tmp`, the random part 15 decimal
+ * digits (48 bits from `crypto.randomBytes`), so that nobody can plant anything at it in advance.
+ * The store's sweep of dead writers' files reads the pid from it (src/cache/store.ts `TEMP_FILE`).
+ */
+export function temporaryName(file: string): string {
+  const random = crypto.randomBytes(6).readUIntBE(0, 6).toString().padStart(15, '0');
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${random}.tmp`);
+}
+
+/**
+ * Writes bytes atomically: a temporary file in the same folder (`temporaryName`, created new and
+ * never through a link: `TEMP_OPEN_FLAGS`, mode 0600), fsync, rename; the folder is fsynced too.
+ * A crash leaves either the old file or the new one, never a torn one.
+ * @throws the fs error (ENOSPC, EACCES, EEXIST or ELOOP for something planted at the name, …); the
+ *   temporary file is removed when this call created it.
  */
 export function writeFileAtomic(file: string, data: Uint8Array): void {
   const dir = path.dirname(file);
   makeFolder(dir);
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  const tmp = temporaryName(file);
   let fd: number | undefined;
+  let created = false;
   try {
-    fd = fs.openSync(tmp, 'w', 0o600);
+    fd = fs.openSync(tmp, TEMP_OPEN_FLAGS, 0o600);
+    created = true;
     let off = 0;
     while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
     fs.fsyncSync(fd);
@@ -316,7 +340,8 @@ export function writeFileAtomic(file: string, data: Uint8Array): void {
     fs.renameSync(tmp, file);
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
+    // only what this call created: a link planted at the name is not ours to remove
+    if (created) fs.rmSync(tmp, { force: true });
     throw e;
   }
   try {

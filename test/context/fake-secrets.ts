@@ -4,6 +4,7 @@
  * seeded generator), so that no string in this repository looks like a credential to a
  * scanner, and each run produces the same values.
  */
+import crypto from 'node:crypto';
 
 /** Deterministic pseudo-random characters from `alphabet` (a linear congruential generator). */
 export function randomChars(seed: number, n: number, alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'): string {
@@ -91,4 +92,48 @@ export function fakeSecrets(): FakeSecret[] {
     // the rule reports the whole service-account file (offset 0)
     { kind: 'GCP service-account key', path: 'deploy/service.json', content: gcp + '\n', secret: gcpKey.split('\n')[1]!, rule: 'gcp', line: 1, column: 1 },
   ];
+}
+
+const HEX = '0123456789abcdef';
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const DIGITS = '0123456789';
+
+/**
+ * One fresh private key per kind the issue lists, as PEM or armor text (node:crypto makes real
+ * keys at run time; the PGP armor is shaped as `gpg --armor --export-secret-keys` writes it,
+ * RFC 4880 §6.2, with a random body starting `lQ`, a secret-key packet's tag). Keys: kind names.
+ */
+export function fakePrivateKeys(seed = 1): Record<string, string> {
+  const pgpLabel = 'PGP PRIV' + 'ATE KEY BLOCK';
+  const pgpBody = ('lQ' + randomChars(seed, 700, BASE64)).match(/.{1,64}/g)!.join('\n');
+  const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
+  return {
+    'Ed25519 PKCS#8': crypto.generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    'X25519 PKCS#8': crypto.generateKeyPairSync('x25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    'Ed448 PKCS#8': crypto.generateKeyPairSync('ed448').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    'EC SEC1': crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }) as string,
+    'EC PKCS#8': crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    'encrypted PKCS#8': crypto.generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'correct horse' }) as string,
+    'RSA PKCS#1': rsa.export({ type: 'pkcs1', format: 'pem' }) as string,
+    'OpenPGP secret key': `-----BEGIN ${pgpLabel}-----\nComment: demo\n\n${pgpBody}\n=${randomChars(seed + 1, 4, BASE64)}\n-----END ${pgpLabel}-----\n`,
+  };
+}
+
+/**
+ * The seven token kinds of issue 29 that secretlint's preset 12.0.0 misses, one fresh fake each,
+ * built from pieces at run time: a signed JWT, a SendGrid key with `-` in its first segment, a
+ * Twilio API key SID, a DigitalOcean personal access token, a PyPI upload token, a Telegram bot
+ * token and a Discord webhook URL. Keys: the rule that must report each (token-formats.ts).
+ */
+export function fakeTokens(seed = 1): Record<string, string> {
+  const b64url = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return {
+    jwt: `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({ sub: randomChars(seed, 12, DIGITS), name: 'Demo', iat: 1_700_000_000 })}.${randomChars(seed + 1, 43, BASE64URL)}`,
+    'sendgrid-api-key': 'S' + 'G.' + randomChars(seed + 2, 10) + '-' + randomChars(seed + 3, 11) + '.' + randomChars(seed + 4, 43, BASE64URL),
+    'twilio-api-key': 'S' + 'K' + randomChars(seed + 5, 32, HEX),
+    digitalocean: 'do' + 'p_v1_' + randomChars(seed + 6, 64, HEX),
+    pypi: 'py' + 'pi-AgEIcHlwaS5vcmc' + randomChars(seed + 7, 160, BASE64URL),
+    'telegram-bot': '7' + randomChars(seed + 8, 9, DIGITS) + ':A' + 'A' + randomChars(seed + 9, 33, BASE64URL),
+    'discord-webhook': 'https://discord.com/api/web' + 'hooks/1' + randomChars(seed + 10, 17, DIGITS) + '/' + randomChars(seed + 11, 68, BASE64URL),
+  };
 }

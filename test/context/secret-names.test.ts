@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SECRET_RULE_NAMES, secretPhrase } from '../../src/context/secret-names';
+import { PRIVATE_KEY_BLOCK_RULE } from '../../src/context/secrets';
+import { TOKEN_FORMATS } from '../../src/context/token-formats';
 
 test('every secret rule is named, with its article', async () => {
   // the rule ids as src/context/secrets.ts names them: the preset's rules, less the package prefix
@@ -13,7 +15,7 @@ test('every secret rule is named, with its article', async () => {
     .map((r) => r.meta.id.replace(/^@secretlint\/secretlint-rule-/, ''))
     .filter((id) => id !== 'filter-comments');
   assert.ok(rules.length >= 20, `preset rules found: ${rules.join(', ')}`);
-  for (const rule of [...rules, 'stripe', 'google-api-key', 'generic-credential']) assert.ok(rule in SECRET_RULE_NAMES, `no name for the rule '${rule}'`);
+  for (const rule of [...rules, ...TOKEN_FORMATS.map((f) => f.rule), PRIVATE_KEY_BLOCK_RULE, 'generic-credential']) assert.ok(rule in SECRET_RULE_NAMES, `no name for the rule '${rule}'`);
 });
 
 test('articles and brand spellings', () => {

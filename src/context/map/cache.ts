@@ -2,6 +2,21 @@ import { createHash } from 'node:crypto';
 import type { GrammarId } from './languages';
 import { createTagsParser, type FileTags, type TagsParser } from './tags';
 
+/**
+ * Longest text handed to the tree-sitter parser [UTF-16 code units, 8 Mi]. The parser runs in
+ * WebAssembly with a memory it cannot grow past its limit: a 50 MB file (kept with
+ * `--keep-generated`) made it abort the whole process (`Aborted()` after 42 s and 2.2 GB; issue 29,
+ * item 8). A longer file is never parsed: the ranked packing leaves it out as `'too-large'` with
+ * the reason (`parserLimitDetail`), and `TagsCache.tags` gives it no definitions. No file this long
+ * fits a context in full either (about 2M tokens).
+ */
+export const MAX_PARSE_CHARS = 8 * 1024 * 1024;
+
+/** The `detail` of a file left out because it is longer than `MAX_PARSE_CHARS`. */
+export function parserLimitDetail(chars: number): string {
+  return `${chars} characters, more than the parser takes (${MAX_PARSE_CHARS}): left out of the repository map and not packed`;
+}
+
 /** Entries a `TagsCache` keeps by default before it evicts the least recently used. */
 export const DEFAULT_TAGS_CACHE_ENTRIES = 50_000;
 
@@ -33,9 +48,11 @@ export class TagsCache {
 
   /**
    * The tags of `text` parsed with `grammar`: from the cache when this grammar saw this exact
-   * text before, else parsed now (a failed parse is not cached, and rejects with its error).
+   * text before, else parsed now (a failed parse is not cached, and rejects with its error). A
+   * text longer than `MAX_PARSE_CHARS` is never parsed: it has no definitions or references.
    */
   tags(text: string, grammar: GrammarId): Promise<FileTags> {
+    if (text.length > MAX_PARSE_CHARS) return Promise.resolve({ grammar, definitions: [], references: [] });
     const key = createHash('sha256').update(grammar).update('\0').update(text).digest('hex');
     const hit = this.entries.get(key);
     if (hit !== undefined) {

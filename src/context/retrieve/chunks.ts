@@ -77,14 +77,14 @@ export const HEADER_MAX_CHARS = 1600;
  * No chunk holds another's lines, except a function or type nested in a function (inside its
  * function's chunk) and a header whose first method starts on the header's first line
  * (`class A { f() {} }`: both chunks are that line).
- * `text` is the file's content as packed (LF line ends). Pure.
+ * `text` is the file's content as packed (LF line ends). Pure; O(n log n) in the definitions (a
+ * sort, then one pass with a stack of enclosing ones: `definitionNesting`) and linear in the lines
+ * (issue 29, item 7: each definition scanned all the others, 20 s of CPU for 40K one-line ones).
  */
 export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
   const lines = text.split('\n');
   const defs = tags.definitions;
-  const isCallable = (d: Definition): boolean => d.kind === 'function' || d.kind === 'method';
-  const isType = (d: Definition): boolean => d.kind === 'class' || d.kind === 'interface' || d.kind === 'type';
-  const holds = (outer: Definition, inner: Definition): boolean => outer !== inner && outer.line <= inner.line && outer.endLine >= inner.endLine;
+  const nesting = definitionNesting(defs);
   const chunks: Chunk[] = [];
   const push = (def: Definition, startLine: number, endLine: number, owner?: string, partOf?: Chunk['partOf']): void => {
     const text = lines.slice(startLine - 1, endLine).join('\n');
@@ -92,16 +92,16 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
     chunks.push({ path, name: def.name, ...(owner !== undefined ? { owner } : {}), startLine, ...nameLine, endLine, text, ...(partOf !== undefined ? { partOf } : {}) });
   };
   for (const def of defs) {
-    if (def.kind === 'const' && defs.some((o) => o.kind !== 'const' && holds(o, def))) continue;
+    if (def.kind === 'const' && nesting.heldByNonConst(def)) continue;
     const endLine = Math.min(Math.max(def.endLine, def.line), lines.length);
     const first = leadingComment(tags.grammar, lines, def.line);
     if (isCallable(def)) {
       // the innermost type around it (the latest-starting one: types nest, they do not overlap)
-      const around = defs.filter((o) => isType(o) && holds(o, def)).sort((a, b) => b.line - a.line)[0];
+      const around = nesting.innermostType(def);
       push(def, first, endLine, around?.name ?? ownerInCode(tags.grammar, lines, def));
       continue;
     }
-    const members = defs.filter((o) => holds(def, o) && (isCallable(o) || (isType(o) && defs.some((m) => isCallable(m) && holds(o, m)))));
+    const members = nesting.members(def);
     if (!isType(def) || members.length === 0) {
       if (members.length === 0) push(def, first, endLine);
       continue;
@@ -129,6 +129,106 @@ export function chunksOf(path: string, text: string, tags: FileTags): Chunk[] {
   return chunks.sort((a, b) => a.startLine - b.startLine);
 }
 
+/** Functions and methods: each is its own chunk. */
+const isCallable = (d: Definition): boolean => d.kind === 'function' || d.kind === 'method';
+/** Classes, interfaces and types: a header chunk when they hold members, else whole. */
+const isType = (d: Definition): boolean => d.kind === 'class' || d.kind === 'interface' || d.kind === 'type';
+
+/** How a file's definitions hold one another (`definitionNesting`); `holds(o, d)`: `o !== d`, `o.line <= d.line`, `o.endLine >= d.endLine`. */
+export interface DefinitionNesting {
+  /** Whether a definition other than a constant holds `def`. */
+  heldByNonConst(def: Definition): boolean;
+  /** The innermost type holding `def`: the latest-starting one, the first in source order among equals. */
+  innermostType(def: Definition): Definition | undefined;
+  /** The definitions `def` holds that are functions or methods, or types that hold one, in source order. */
+  members(def: Definition): Definition[];
+}
+
+/**
+ * The nesting of `defs` (one file's definitions, in source order), built in one pass: definitions
+ * with the same line range form one group (they hold one another); groups sorted by first line,
+ * then last line descending, so that a group's enclosing groups are the stack of those still open
+ * when it starts, and the groups it holds follow it contiguously. Exact for ranges that nest or
+ * are disjoint (a syntax tree's); a range that partly overlaps another is treated as ending where
+ * the next one that it does not hold begins. O(n log n) to build; each query costs the depth of
+ * the groups that share `def`'s first line (`innermostType`) or the number of definitions `def`
+ * holds (`members`).
+ */
+export function definitionNesting(defs: readonly Definition[]): DefinitionNesting {
+  interface Group {
+    line: number;
+    endLine: number;
+    defs: Definition[];
+    parent: Group | undefined;
+    /** Index in `order`, and one past the last group it holds. */
+    at: number;
+    end: number;
+    /** Whether a non-constant definition holds the group (an enclosing group has one). */
+    nonConstAbove: boolean;
+    /** Whether a group it holds has a function or method. */
+    callableBelow: boolean;
+  }
+  const byRange = new Map<string, Group>();
+  const groupOf = new Map<Definition, Group>();
+  for (const d of defs) {
+    const key = `${d.line}:${d.endLine}`;
+    let g = byRange.get(key);
+    if (g === undefined) {
+      g = { line: d.line, endLine: d.endLine, defs: [], parent: undefined, at: 0, end: 0, nonConstAbove: false, callableBelow: false };
+      byRange.set(key, g);
+    }
+    g.defs.push(d);
+    groupOf.set(d, g);
+  }
+  const order = [...byRange.values()].sort((a, b) => a.line - b.line || b.endLine - a.endLine);
+  const stack: Group[] = [];
+  order.forEach((g, i) => {
+    g.at = i;
+    while (stack.length > 0 && stack[stack.length - 1]!.endLine < g.endLine) stack.pop()!.end = i;
+    const parent = stack[stack.length - 1];
+    g.parent = parent;
+    g.nonConstAbove = parent !== undefined && (parent.nonConstAbove || parent.defs.some((d) => d.kind !== 'const'));
+    if (g.defs.some(isCallable)) {
+      for (let up: Group | undefined = parent; up !== undefined && !up.callableBelow; up = up.parent) up.callableBelow = true;
+    }
+    stack.push(g);
+  });
+  for (const g of stack) g.end = order.length;
+  const rank = new Map<Definition, number>(defs.map((d, i) => [d, i]));
+  const holdsCallable = (d: Definition): boolean => {
+    const g = groupOf.get(d)!;
+    return g.callableBelow || g.defs.some((o) => o !== d && isCallable(o));
+  };
+  return {
+    heldByNonConst(def) {
+      const g = groupOf.get(def)!;
+      return g.nonConstAbove || g.defs.some((o) => o !== def && o.kind !== 'const');
+    },
+    innermostType(def) {
+      const g = groupOf.get(def)!;
+      // the latest first line among the holding types, then the first in source order
+      let best: Definition | undefined;
+      let bestLine = -Infinity;
+      const consider = (o: Definition): void => {
+        if (o === def || !isType(o)) return;
+        if (o.line > bestLine || (o.line === bestLine && rank.get(o)! < rank.get(best!)!)) {
+          best = o;
+          bestLine = o.line;
+        }
+      };
+      g.defs.forEach(consider);
+      for (let up: Group | undefined = g.parent; up !== undefined && up.line >= bestLine; up = up.parent) up.defs.forEach(consider);
+      return best;
+    },
+    members(def) {
+      const g = groupOf.get(def)!;
+      const found = g.defs.filter((o) => o !== def);
+      for (let i = g.at + 1; i < g.end; i++) found.push(...order[i]!.defs);
+      return found.filter((o) => isCallable(o) || (isType(o) && holdsCallable(o))).sort((a, b) => rank.get(a)! - rank.get(b)!);
+    },
+  };
+}
+
 /**
  * The header runs of a type spanning lines `first … last` (1-based, inclusive) whose members
  * (methods, nested types with methods) span the `[start, end]` line pairs `members` (from their
@@ -142,7 +242,17 @@ function headerRuns(lines: readonly string[], first: number, last: number, membe
   let end = Math.min(Math.max(first, firstMember - 1), lines.length);
   while (end > first && LEAD_IN.test(lines[end - 1] ?? '')) end--;
   const runs: Array<[number, number]> = [[first, end]];
-  const inMember = (line: number): boolean => members.some(([start, stop]) => start <= line && line <= stop);
+  // lines covered by a member, by a running count over the members' starts and ends: linear, not lines × members
+  const last1 = Math.min(last, lines.length);
+  const delta = new Int32Array(last1 + 2);
+  for (const [start, stop] of members) {
+    if (stop < start || start > last1) continue;
+    delta[Math.max(start, 0)]!++;
+    delta[Math.min(stop, last1) + 1]!--;
+  }
+  const covered = new Uint8Array(last1 + 2);
+  for (let l = 0, n = 0; l <= last1; l++) covered[l] = (n += delta[l]!) > 0 ? 1 : 0;
+  const inMember = (line: number): boolean => line >= 0 && line <= last1 && covered[line] === 1;
   for (let line = firstMember + 1; line <= Math.min(last, lines.length); line++) {
     if (inMember(line)) continue;
     let runEnd = line;
