@@ -76,7 +76,7 @@ if (/^!native\/build/m.test(base)) fail('.vscodeignore must not re-include nativ
 fs.writeFileSync(ignore, `${base}\n# scripts/package.mjs: this package's engine is native/engine/${target} only\nnative/build/**\nnative/build-*/**\nnative/cross/**\n`);
 const out = path.resolve(values.out ?? path.join(root, `reposnap-${target}.vsix`));
 try {
-  execFileSync(process.execPath, [path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--target', target, '--ignoreFile', ignore, '--skip-license', '--no-rewrite-relative-links', '--out', out], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--target', target, '--ignoreFile', ignore, '--skip-license', '--out', out], { cwd: root, stdio: 'inherit' });
 } finally {
   fs.rmSync(ignore, { force: true });
 }
