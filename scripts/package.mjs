@@ -73,7 +73,22 @@ const ignore = path.join(os.tmpdir(), `reposnap-vscodeignore-${process.pid}`);
 const base = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8');
 // (vsce lets a negated pattern win over every other: the base file must not keep native/build files)
 if (/^!native\/build/m.test(base)) fail('.vscodeignore must not re-include native/build files: packages hold native/engine/<target> only');
-fs.writeFileSync(ignore, `${base}\n# scripts/package.mjs: this package's engine is native/engine/${target} only\nnative/build/**\nnative/build-*/**\nnative/cross/**\n`);
+// npm packages built for another platform (an optional dependency's prebuilt binding, e.g.
+// @reflink/reflink-linux-x64-gnu on a Linux host packing win32-x64): their package.json os/cpu say so
+const [targetOs, targetCpu] = target.split('-');
+const foreign = [];
+const nm = path.join(root, 'node_modules');
+for (const d of fs.readdirSync(nm).flatMap((d) => (d.startsWith('@') ? fs.readdirSync(path.join(nm, d)).map((s) => `${d}/${s}`) : [d]))) {
+  let pj;
+  try {
+    pj = JSON.parse(fs.readFileSync(path.join(nm, d, 'package.json'), 'utf8'));
+  } catch {
+    continue;
+  }
+  const allows = (list, v) => !Array.isArray(list) || list.length === 0 || (list.some((x) => !x.startsWith('!')) ? list.includes(v) : !list.includes(`!${v}`));
+  if (!allows(pj.os, targetOs) || !allows(pj.cpu, targetCpu)) foreign.push(`node_modules/${d}/**`);
+}
+fs.writeFileSync(ignore, `${base}\n# scripts/package.mjs: this package's engine is native/engine/${target} only\nnative/build/**\nnative/build-*/**\nnative/cross/**\n${foreign.join('\n')}\n`);
 const out = path.resolve(values.out ?? path.join(root, `reposnap-${target}.vsix`));
 try {
   execFileSync(process.execPath, [path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--target', target, '--ignoreFile', ignore, '--skip-license', '--out', out], { cwd: root, stdio: 'inherit' });

@@ -4,6 +4,19 @@
 // reach or whose protocol version differs; StartRpcServer(): serves this build's CPU or GPUs (blocks).
 // A server lost once layers live on it makes ggml-rpc abort (RPC_STATUS_ASSERT): the abort callback
 // installed here says so and exits with RPC_LOST_EXIT_CODE instead of dumping core.
+#ifdef _WIN32
+// Winsock before anything that may include windows.h; Vista+ for WSAPoll
+#    ifndef WIN32_LEAN_AND_MEAN
+#        define WIN32_LEAN_AND_MEAN
+#    endif
+#    if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0600
+#        undef _WIN32_WINNT
+#        define _WIN32_WINNT 0x0602
+#    endif
+#    include <winsock2.h>
+#    include <ws2tcpip.h>
+#endif
+
 #include "rpc.h"
 
 #include "ggml-backend.h"
@@ -72,26 +85,82 @@ std::string start_hint(const std::string & port) {
     throw std::runtime_error(std::string("[rpc:") + code + "] " + msg);
 }
 
-#ifndef _WIN32
+// the few socket calls the handshake needs, the same on POSIX and Winsock
+#ifdef _WIN32
+using sock_t = SOCKET;
+const sock_t NO_SOCK = INVALID_SOCKET;
+using pollfd_t = WSAPOLLFD;
+using io_len_t = int;
+
+// Winsock's one-time start (ggml-rpc starts its own too; the calls are counted and harmless)
+void sock_init() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        WSADATA wsa;
+        WSAStartup(MAKEWORD(2, 2), &wsa);
+    });
+}
+int sock_errno() { return WSAGetLastError(); }
+void sock_close(sock_t fd) { closesocket(fd); }
+bool sock_nonblocking(sock_t fd) {
+    u_long on = 1;
+    return ioctlsocket(fd, FIONBIO, &on) == 0;
+}
+int sock_poll(pollfd_t * p, int timeout_ms) { return WSAPoll(p, 1, timeout_ms); }
+bool err_interrupted(int e) { return e == WSAEINTR; }
+bool err_again(int e) { return e == WSAEWOULDBLOCK || e == WSAEINTR; }
+bool err_in_progress(int e) { return e == WSAEWOULDBLOCK || e == WSAEINPROGRESS; }
+bool err_refused(int e) { return e == WSAECONNREFUSED; }
+std::string err_text(int e) {
+    char buf[256] = {};
+    const DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, (DWORD) e, 0, buf, sizeof(buf), nullptr);
+    std::string s(buf, n);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '.')) {
+        s.pop_back();
+    }
+    return s.empty() ? "socket error " + std::to_string(e) : s;
+}
+const int SEND_FLAGS = 0; // no SIGPIPE on Windows
+#else
+using sock_t = int;
+const sock_t NO_SOCK = -1;
+using pollfd_t = pollfd;
+using io_len_t = size_t;
+
+void sock_init() {}
+int sock_errno() { return errno; }
+void sock_close(sock_t fd) { close(fd); }
+bool sock_nonblocking(sock_t fd) { return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0; }
+int sock_poll(pollfd_t * p, int timeout_ms) { return poll(p, 1, timeout_ms); }
+bool err_interrupted(int e) { return e == EINTR; }
+bool err_again(int e) { return e == EINTR || e == EAGAIN; }
+bool err_in_progress(int e) { return e == EINPROGRESS; }
+bool err_refused(int e) { return e == ECONNREFUSED; }
+std::string err_text(int e) { return strerror(e); }
+const int SEND_FLAGS = MSG_NOSIGNAL;
+#endif
+
 // waits until fd is ready for `events` or timeout_ms passes; false on timeout
-bool wait_fd(int fd, short events, int timeout_ms) {
-    pollfd p = { fd, events, 0 };
+bool wait_fd(sock_t fd, short events, int timeout_ms) {
+    pollfd_t p = {};
+    p.fd = fd;
+    p.events = events;
     int r;
     do {
-        r = poll(&p, 1, timeout_ms);
-    } while (r < 0 && errno == EINTR);
+        r = sock_poll(&p, timeout_ms);
+    } while (r < 0 && err_interrupted(sock_errno()));
     return r > 0;
 }
 
 // reads exactly n bytes; 0 done, 1 timeout, 2 closed or failed
-int read_all(int fd, void * buf, size_t n, int timeout_ms) {
+int read_all(sock_t fd, void * buf, size_t n, int timeout_ms) {
     auto * p = static_cast<uint8_t *>(buf);
     while (n > 0) {
         if (!wait_fd(fd, POLLIN, timeout_ms)) {
             return 1;
         }
-        ssize_t r = recv(fd, p, n, 0);
-        if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+        const auto r = recv(fd, reinterpret_cast<char *>(p), (io_len_t) n, 0);
+        if (r < 0 && err_again(sock_errno())) {
             continue;
         }
         if (r <= 0) {
@@ -103,14 +172,14 @@ int read_all(int fd, void * buf, size_t n, int timeout_ms) {
     return 0;
 }
 
-bool write_all(int fd, const void * buf, size_t n) {
+bool write_all(sock_t fd, const void * buf, size_t n) {
     auto * p = static_cast<const uint8_t *>(buf);
     while (n > 0) {
         if (!wait_fd(fd, POLLOUT, HELLO_TIMEOUT_MS)) {
             return false;
         }
-        ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
-        if (r < 0 && (errno == EINTR || errno == EAGAIN)) {
+        const auto r = send(fd, reinterpret_cast<const char *>(p), (io_len_t) n, SEND_FLAGS);
+        if (r < 0 && err_again(sock_errno())) {
             continue;
         }
         if (r <= 0) {
@@ -124,6 +193,7 @@ bool write_all(int fd, const void * buf, size_t n) {
 
 // ggml-rpc's handshake with one server, then a clean close (the server serves the next client)
 void probe(const std::string & endpoint, const std::string & host, const std::string & port) {
+    sock_init();
     addrinfo hints = {};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -132,37 +202,43 @@ void probe(const std::string & endpoint, const std::string & host, const std::st
     if (gai != 0 || !res) {
         fail("unreachable", "cannot reach RPC server " + endpoint + ": unknown host '" + host + "' (" + gai_strerror(gai) + ")");
     }
-    int fd = -1;
+    sock_t fd = NO_SOCK;
     std::string why = "connection refused";
-    for (addrinfo * a = res; a && fd < 0; a = a->ai_next) {
+    for (addrinfo * a = res; a && fd == NO_SOCK; a = a->ai_next) {
+#ifdef _WIN32
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+#else
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            why = strerror(errno);
+#endif
+        if (fd == NO_SOCK) {
+            why = err_text(sock_errno());
             continue;
         }
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        int r = connect(fd, a->ai_addr, a->ai_addrlen);
-        if (r < 0 && errno == EINPROGRESS) {
+        sock_nonblocking(fd);
+        int r = connect(fd, a->ai_addr, (socklen_t) a->ai_addrlen);
+        int err = r < 0 ? sock_errno() : 0;
+        if (r < 0 && err_in_progress(err)) {
+            // (WSAPoll reports a refused non-blocking connect as POLLERR|POLLHUP since Windows 10 2004;
+            // before, it waited for the timeout: the message below then says "no answer")
             if (!wait_fd(fd, POLLOUT, CONNECT_TIMEOUT_MS)) {
                 why = "no answer within " + std::to_string(CONNECT_TIMEOUT_MS / 1000) + " s (a firewall, or the wrong host)";
-                close(fd);
-                fd = -1;
+                sock_close(fd);
+                fd = NO_SOCK;
                 continue;
             }
-            int err = 0;
+            err = 0;
             socklen_t len = sizeof(err);
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, reinterpret_cast<char *>(&err), &len);
             r = err ? -1 : 0;
-            errno = err;
         }
         if (r < 0) {
-            why = errno == ECONNREFUSED ? "connection refused" : strerror(errno);
-            close(fd);
-            fd = -1;
+            why = err_refused(err) ? "connection refused" : err_text(err);
+            sock_close(fd);
+            fd = NO_SOCK;
         }
     }
     freeaddrinfo(res);
-    if (fd < 0) {
+    if (fd == NO_SOCK) {
         fail("unreachable", "cannot reach RPC server " + endpoint + ": " + why + " — " + start_hint(port));
     }
     uint8_t req[1 + 8 + RPC_CAPS_SIZE] = {};
@@ -175,7 +251,7 @@ void probe(const std::string & endpoint, const std::string & host, const std::st
     if (r == 0 && rsp_size == sizeof(rsp)) {
         r = read_all(fd, &rsp, sizeof(rsp), HELLO_TIMEOUT_MS);
     }
-    close(fd);
+    sock_close(fd);
     const std::string ours = proto_version(RPC_PROTO_MAJOR_VERSION, RPC_PROTO_MINOR_VERSION, RPC_PROTO_PATCH_VERSION);
     const std::string same_build = "start the server from this same RepoSnap build (`reposnap rpc-server --port " + port + "`) so that the versions match";
     if (r == 1) {
@@ -193,12 +269,6 @@ void probe(const std::string & endpoint, const std::string & host, const std::st
                         ", this engine " + ours + " (llama.cpp requires the same major version and a server minor version not newer): " + same_build);
     }
 }
-#else
-void probe(const std::string &, const std::string &, const std::string &) {
-    // Windows: no pre-check (ggml-rpc aborts on an unreachable server)
-}
-#endif
-
 void on_abort(const char * message) {
     const bool rpc = strstr(message, "RPC server") || strstr(message, "Failed to connect to") || strstr(message, "RPC handshake failed");
     if (!rpc) {
