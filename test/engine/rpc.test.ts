@@ -198,7 +198,7 @@ test('rpc-server warns when it listens beyond loopback', () => {
 test('rpc-server --gpu on an engine without a GPU says how to build one (exit 1)', () => {
   const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), 'rpc-server', '--gpu', '--port', '1'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 1, r.stderr);
-  assert.match(r.stderr, /^reposnap: error: this engine has no GPU device: build one with REPOSNAP_GPU=cuda\|vulkan\|metal npm run build:native/m);
+  assert.match(r.stderr, /^reposnap: error: this engine has no GPU device: build a GPU backend with REPOSNAP_GPU=cuda\|vulkan\|metal npm run build:native \(its module goes to native\/build\/gpu\/; REPOSNAP_BACKEND selects it\)$/m);
 });
 
 test('a server killed in the middle of a prefill ends the engine process with the [rpc:lost] message; the next load reconnects', async () => {
