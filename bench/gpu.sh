@@ -14,9 +14,17 @@
 #   OUT (folder for the log, default .device), BANDWIDTH (the card's memory bandwidth in GB/s for the
 #   floor column; default from the card's name: H200 4800, H100 SXM 3350, H100 PCIe 2000, A100 2039).
 # On the device tool: carry [".device"], command `OUT=$OUT bash bench/gpu.sh`, timeout_s 600.
+# Prebuilt instead (no build on the GPU machine): here, after `bash native/cuda/build.sh` (CUDA 13, sm_90),
+#   CUDA_MODULE=native/build/gpu/libggml-cuda.so bash bench/gpu.sh --prepare
+# also builds snapkv-bench against the portable engine (native/build/cmake) and copies it, libllama,
+# libggml, libggml-base, the CPU variants and that module into .device/engine/ (check the size
+# against the device tool's 64 MiB carry). There, bash bench/gpu.sh runs .device/engine/snapkv-bench
+# when .device/engine/ exists (BUILD=1: build as before). The module needs driver >= 580 and
+# libcudart.so.13 + libcublas.so.13 on the loader's path (a CUDA 13 install; CUDA_LIB_DIRS=DIR:…,
+# /usr/local/cuda*/lib64 and pip's nvidia/cu13/lib are tried): it stops with the reason when they are missing.
 # Here, a dry run of the whole table on the CPU engine already built (tiny shape, ~1 min):
 #   bash bench/gpu.sh --dry-run
-# builds snapkv-bench beside the addon (native/build/cmake, links the same libllama) and runs it.
+# builds snapkv-bench beside the addon's libraries (native/build/cmake/bin, links the same libllama) and runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +56,18 @@ if [ "${1:-}" = "--prepare" ]; then
     --exclude=llama.cpp/scripts --exclude=llama.cpp/benches --exclude=llama.cpp/grammars --exclude=llama.cpp/requirements \
     llama.cpp
   ls -la .device/llama-src.tar.gz
+  if [ -n "${CUDA_MODULE:-}" ]; then
+    [ -f "$CUDA_MODULE" ] || { echo "CUDA_MODULE=$CUDA_MODULE: no such file (bash native/cuda/build.sh builds one)" >&2; exit 1; }
+    [ -f native/build/cmake/CMakeCache.txt ] || { echo "build the engine first (npm run build:native)" >&2; exit 1; }
+    cmake --build native/build/cmake --target snapkv-bench --parallel "${JOBS:-$(nproc)}" > /dev/null
+    rm -rf .device/engine && mkdir -p .device/engine
+    cp native/build/cmake/bin/snapkv-bench native/build/cmake/bin/libllama.so native/build/cmake/bin/libggml.so \
+      native/build/cmake/bin/libggml-base.so native/build/cmake/bin/libggml-cpu-*.so .device/engine/
+    cp "$CUDA_MODULE" .device/engine/libggml-cuda.so
+    du -sh .device/engine
+  else
+    rm -rf .device/engine
+  fi
   exit 0
 fi
 
@@ -65,7 +85,29 @@ esac
 bw=${BANDWIDTH:-$bw}
 
 t0=$(date +%s)
-if [ ! -x "$work/build/snapkv-bench" ]; then
+if [ -x .device/engine/snapkv-bench ] && [ "${BUILD:-0}" != 1 ]; then
+  # the prebuilt engine (--prepare with CUDA_MODULE): find the CUDA 13 runtime the module needs
+  mod=.device/engine/libggml-cuda.so
+  missing() { ldd "$mod" | grep 'not found' || true; }
+  CUDA_LIB_DIRS=${CUDA_LIB_DIRS:-}
+  for d in ${CUDA_LIB_DIRS//:/ } /usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    [ -z "$(missing)" ] && break
+    [ -d "$d/nvidia/cu13/lib" ] && d=$d/nvidia/cu13/lib
+    [ -f "$d/libcublas.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  done
+  if [ -n "$(missing)" ]; then
+    echo "the prebuilt $mod cannot be loaded here (driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1); CUDA 13 needs >= 580):" >&2
+    missing >&2
+    echo "run with BUILD=1 to build llama.cpp with this machine's CUDA toolkit instead" >&2
+    exit 1
+  fi
+  rm -rf "$work/build" && mkdir -p "$work/build" && cp .device/engine/* "$work/build/"
+  echo "prebuilt engine: $(ldd "$mod" | grep -E 'libcudart|libcublas' | tr -s ' \t' ' ')"
+  # ggml skips a backend module it cannot load: make sure this one is, before the long rows run on the CPU
+  "$work/build/snapkv-bench" --layers 2 --embd 256 --heads 4 --kv-heads 2 --ff 512 --vocab 1000 --wtype q4_0 --kv f16 --fa 1 --ngl 999 \
+    --lengths 256 --budgets 128 --decode 2 --ubatch 256 > "$out/prebuilt-check.log" 2>&1 || true
+  grep -q 'CUDA' "$out/prebuilt-check.log" || { echo "the prebuilt CUDA module did not load (see $out/prebuilt-check.log):" >&2; tail -n 20 "$out/prebuilt-check.log" >&2; exit 1; }
+elif [ ! -x "$work/build/snapkv-bench" ] || [ -f "$work/build/libggml-cuda.so" ]; then
   rm -rf "$work" && mkdir -p "$work"
   tar xzf .device/llama-src.tar.gz -C "$work"
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)

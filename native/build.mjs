@@ -16,7 +16,8 @@
 //
 // Options (environment):
 //   REPOSNAP_GPU=cuda|vulkan|metal   also build that GPU backend as one more module
-//                                    (gpu/libggml-<gpu>.so beside the addon; the CPU build comes first)
+//                                    (gpu/libggml-<gpu>.so beside the addon; the CPU build comes first;
+//                                    CUDA without a toolkit installed: bash native/cuda/build.sh)
 //   REPOSNAP_PORTABLE=0              a static addon for this machine's CPU only (the instruction
 //                                    sets /proc/cpuinfo lists; REPOSNAP_NATIVE=1: -march=native),
 //                                    written as reposnap.node (+ reposnap-<gpu>.node) as before
