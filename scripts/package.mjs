@@ -73,7 +73,11 @@ const ignore = path.join(os.tmpdir(), `reposnap-vscodeignore-${process.pid}`);
 const base = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8');
 // (vsce lets a negated pattern win over every other: the base file must not keep native/build files)
 if (/^!native\/build/m.test(base)) fail('.vscodeignore must not re-include native/build files: packages hold native/engine/<target> only');
-fs.writeFileSync(ignore, `${base}\n# scripts/package.mjs: this package's engine is native/engine/${target} only\nnative/build/**\nnative/build-*/**\nnative/cross/**\n`);
+// npm installed the optional platform packages of this machine only: @reflink/reflink's binding
+// (node-llama-cpp → ipull, imported lazily in a try/catch for a local-file copy) would be another
+// machine's binary in a cross-built package
+const hostOnly = target === host ? '' : 'node_modules/@reflink/reflink-*/**\n';
+fs.writeFileSync(ignore, `${base}\n# scripts/package.mjs: this package's engine is native/engine/${target} only\nnative/build/**\nnative/build-*/**\nnative/cross/**\n${hostOnly}`);
 const out = path.resolve(values.out ?? path.join(root, `reposnap-${target}.vsix`));
 try {
   execFileSync(process.execPath, [path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--target', target, '--ignoreFile', ignore, '--skip-license', '--no-rewrite-relative-links', '--out', out], { cwd: root, stdio: 'inherit' });

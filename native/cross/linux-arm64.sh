@@ -24,6 +24,8 @@
 # two-file repository, for each QEMU_CPUS entry CPU:variant (default "max:armv8.6_2
 # cortex-a53:armv8.0_1": qemu's 'max' CPU has SVE2 and i8mm, the Cortex-A53 is plain armv8.0). Each
 # must answer (a stats line) and name the variant it loaded ("CPU variant <variant>;").
+# Measured (2 shared cores, cold ccache): the build 43 min wall / 16.5 min CPU; the smoke test 49 s
+# (max: 32 s, cortex-a53: 16 s), short enough for CI once the build is cached.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -78,6 +80,7 @@ MODEL=${REPOSNAP_SMOKE_MODEL:-$(cd "$root/.." && pwd)/shared/models/stories260K.
 [ -f "$MODEL" ] || MODEL=/work/shared/models/stories260K.gguf
 [ -f "$MODEL" ] || { echo "[cross] smoke: no tiny model (set REPOSNAP_SMOKE_MODEL)" >&2; exit 1; }
 [ -f "$OUT/reposnap.node" ] || { echo "[cross] smoke: no $OUT/reposnap.node: build it first" >&2; exit 1; }
+[ -f dist/cli.js ] || node build.mjs # the CLI bundle (bin/reposnap.js loads dist/cli.js)
 REPO=$(mktemp -d)
 SCACHE=$(mktemp -d)
 trap 'rm -rf "$REPO" "$SCACHE"' EXIT
