@@ -13,7 +13,7 @@
 #
 # What it does:
 #   1. `pip download --no-deps --require-hashes` of the wheels below into $REPOSNAP_CUDA_CACHE/wheels
-#      (default ~/.cache/reposnap-cuda; ~0.52 GB, once; libcublasLt is most of it);
+#      (default ~/.cache/reposnap-cuda; 494 MiB, once; the cuBLAS wheel is 385 MiB of it);
 #   2. unpacks them into one CUDA root, $REPOSNAP_CUDA_CACHE/cuda-<version> (~0.85 GB), that CMake takes as
 #      a toolkit (CMAKE_CUDA_COMPILER, FindCUDAToolkit): the CUDA 13 wheels all unpack into nvidia/cu13/
 #      with bin/nvcc (+ nvcc.profile), nvvm/bin/cicc, include/ (+ include/cccl: CUB / Thrust, which
@@ -28,6 +28,9 @@
 #   3. runs `REPOSNAP_GPU=cuda CUDA_ARCH=… nice -n 19 node native/build.mjs`: the CPU engine first
 #      (a no-op when it is built), then ggml-cuda in native/build/cmake-cuda from the same patched tree,
 #      installed as native/build/gpu/libggml-cuda.so (ccache on nvcc too, where ccache is installed).
+#      That is 143 nvcc compiles for one arch (ggml-cuda's sources and template instances; an mmq
+#      instance takes ~45 CPU-s for sm_90), each listed arch adds about as much again. An interrupted
+#      build goes on where it stopped when run again (the objects stay in native/build/cmake-cuda).
 #
 # Why CUDA 13: NVIDIA's CUDA 12 nvcc wheels (nvidia-cuda-nvcc-cu12, every version up to 12.9.86)
 # hold only ptxas, libnvvm and libdevice, with no nvcc, cicc, cudafe++, fatbinary or nvlink. Only
