@@ -26,18 +26,7 @@ ADDON="${REPOSNAP_ADDON:-$PWD/native/build/reposnap.node}"
 TEST_EXE="$(dirname "$ADDON")/snapkv-compact-test"
 
 # a repository of two small files: a few hundred tokens of prompt on the tiny model
-REPO=$(mktemp -d)
-CACHE=$(mktemp -d)
-trap 'rm -rf "$REPO" "$CACHE"' EXIT
-cat >"$REPO/math.py" <<'PY'
-def add(a, b):
-    """Return the sum of a and b."""
-    return a + b
-PY
-cat >"$REPO/README.md" <<'MD'
-# math
-`add(a, b)` adds two numbers.
-MD
+. .ci/tiny-repo.sh
 
 status=0
 for pair in ${QEMU_CPUS:-Nehalem:sse42 Haswell:haswell}; do
@@ -46,7 +35,7 @@ for pair in ${QEMU_CPUS:-Nehalem:sse42 Haswell:haswell}; do
   t0=$(date +%s)
   set +e
   out=$(REPOSNAP_ADDON="$ADDON" REPOSNAP_BACKEND=cpu "$QEMU" -cpu "$cpu" "$(command -v node)" bin/reposnap.js ask --repo "$REPO" --model "$MODEL" \
-        --cache-dir "$CACHE/$cpu" --max-tokens 24 --verbose --quiet "What does add return?" 2>&1)
+        --cache-dir "$SMOKE_CACHE/$cpu" --max-tokens 24 --verbose --quiet "What does add return?" 2>&1)
   rc=$?
   set -e
   t1=$(date +%s)

@@ -81,18 +81,7 @@ MODEL=${REPOSNAP_SMOKE_MODEL:-$(cd "$root/.." && pwd)/shared/models/stories260K.
 [ -f "$MODEL" ] || { echo "[cross] smoke: no tiny model (set REPOSNAP_SMOKE_MODEL)" >&2; exit 1; }
 [ -f "$OUT/reposnap.node" ] || { echo "[cross] smoke: no $OUT/reposnap.node: build it first" >&2; exit 1; }
 [ -f dist/cli.js ] || node build.mjs # the CLI bundle (bin/reposnap.js loads dist/cli.js)
-REPO=$(mktemp -d)
-SCACHE=$(mktemp -d)
-trap 'rm -rf "$REPO" "$SCACHE"' EXIT
-cat >"$REPO/math.py" <<'PY'
-def add(a, b):
-    """Return the sum of a and b."""
-    return a + b
-PY
-cat >"$REPO/README.md" <<'MD'
-# math
-`add(a, b)` adds two numbers.
-MD
+. .ci/tiny-repo.sh # $REPO and $SMOKE_CACHE
 
 status=0
 for pair in ${QEMU_CPUS:-max:armv8.6_2 cortex-a53:armv8.0_1}; do
@@ -101,7 +90,7 @@ for pair in ${QEMU_CPUS:-max:armv8.6_2 cortex-a53:armv8.0_1}; do
   t0=$(date +%s)
   set +e
   out=$(REPOSNAP_ADDON="$OUT/reposnap.node" REPOSNAP_BACKEND=cpu qemu-aarch64-static -cpu "$cpu" -L "$SYSROOT" "$NODE_DIR/bin/node" \
-        bin/reposnap.js ask --repo "$REPO" --model "$MODEL" --cache-dir "$SCACHE/$cpu" --max-tokens 24 --verbose --quiet \
+        bin/reposnap.js ask --repo "$REPO" --model "$MODEL" --cache-dir "$SMOKE_CACHE/$cpu" --max-tokens 24 --verbose --quiet \
         "What does add return?" 2>&1)
   rc=$?
   set -e
