@@ -41,11 +41,7 @@ std::string utf8(const std::wstring & w) {
 }
 #else
 const char * const MODULE_PREFIX = "lib";
-#    ifdef __APPLE__
-const char * const MODULE_EXT = ".so"; // CMake MODULE libraries are .so on macOS too
-#    else
-const char * const MODULE_EXT = ".so";
-#    endif
+const char * const MODULE_EXT    = ".so"; // CMake MODULE libraries are .so on macOS too
 #endif
 
 // the folder of the file this code was loaded from (reposnap.node), UTF-8; "" when it cannot be told
