@@ -7,7 +7,8 @@
 //    native/build-<target> (REPOSNAP_OUT of a cross build: native/cross.sh <target>), or
 //    REPOSNAP_ENGINE_DIR; it must hold reposnap.node, engine.json and, for a portable engine, its
 //    libraries (and gpu/ modules, when built: REPOSNAP_GPU=vulkan npm run build:native);
-// 2. stages it in native/engine/<target>/ (src/engine/native.ts engineDir: a package's engine);
+// 2. stages it in native/engine/<target>/ (src/engine/native.ts engineDir: a package's engine),
+//    removed again once the VSIX is written;
 // 3. checks every binary staged with `file` against the target, and fails on one that is not;
 // 4. bundles the TypeScript (build.mjs) and runs `vsce package --target <target>` with an ignore
 //    file that keeps the other targets' engines and the build folders out;
@@ -94,6 +95,9 @@ try {
   execFileSync(process.execPath, [path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--target', target, '--ignoreFile', ignore, '--skip-license', '--out', out], { cwd: root, stdio: 'inherit' });
 } finally {
   fs.rmSync(ignore, { force: true });
+  // the staged engine is only for vsce: left in the checkout, engineDir() would load it instead of
+  // native/build (a stale engine after the next build)
+  fs.rmSync(path.join(root, 'native', 'engine'), { recursive: true, force: true });
 }
 
 // 5. the VSIX itself: every native binary in it is the target's, and it is not too large
