@@ -28,6 +28,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionSnapshot } from '../engine/session';
+import { unsafeCacheFolder } from './ownership';
 import { decodeStateFile, encodeStateFile, FINGERPRINT_MEMO, makeFolder, StateFileError, writeFileAtomic } from '../engine/state-file';
 import { commonCheckpoints, CHECKPOINT_TOKENS } from './hash-chain';
 import { acquireLock, pidAlive, type Lock } from './lock';
@@ -280,6 +281,8 @@ let ramPrefix: { dir: string; id: string; snap: SessionSnapshot } | undefined;
 /** A workspace's cache. Methods never throw for cache trouble: they warn and degrade (except {@link clear}). */
 export class CacheStore {
   private enabled = true;
+  /** Set when the folders are unsafe (refuseUnsafeFolders): nothing is read from them either. */
+  private refused = false;
   private readonly warned = new Set<string>();
   private readonly limits: StoreLimits;
   private readonly io: StoreFs;
@@ -309,6 +312,7 @@ export class CacheStore {
     if (options.create === false) {
       // a file in the folder's place: nothing to read, nothing may be written (clear() says why)
       if (fs.existsSync(dir) && !isFolder(dir)) store.enabled = false;
+      else store.refuseUnsafeFolders();
       return store;
     }
     try {
@@ -317,7 +321,9 @@ export class CacheStore {
       makeFolder(path.join(dir, 'thread'));
     } catch (e) {
       store.disable(`cannot create the cache folder ${dir} (${errCode(e)}): caching is off`);
+      return store;
     }
+    store.refuseUnsafeFolders();
     return store;
   }
 
@@ -325,15 +331,29 @@ export class CacheStore {
    * The model fingerprint memo of this store's cache root, `<root>/model-fingerprints.json` (the
    * root holds every repository's folder: `path.dirname(dir)`, as the global size cap counts it):
    * where a session whose states go to this store remembers its model's SHA-256
-   * (`SessionOptions.fingerprintMemo`), so that `--cache-dir` moves it along with the entries.
+   * (`SessionOptions.fingerprintMemo`), so that `--cache-dir` moves it along with the entries;
+   * null when the store refused its folders (unsafe, ownership.ts).
    */
-  get fingerprintMemo(): string {
-    return path.join(path.dirname(this.dir), FINGERPRINT_MEMO);
+  get fingerprintMemo(): string | null {
+    // a refused root (refuseUnsafeFolders) holds no memo either: null, none read or written
+    return this.refused ? null : path.join(path.dirname(this.dir), FINGERPRINT_MEMO);
   }
 
   /** False after a write error (or a damaged entry that could not be removed): nothing more is written in this process. */
   get isEnabled(): boolean {
     return this.enabled;
+  }
+
+  /**
+   * Turns the store off, with one warning, when the cache root or this repository's folders are
+   * another user's or writable by others (ownership.ts; issue 29, item 4): nothing is read from or
+   * written to them, and the answer still comes, uncached.
+   */
+  private refuseUnsafeFolders(): void {
+    const why = unsafeCacheFolder(path.dirname(this.dir), [this.dir, path.join(this.dir, 'prefix'), path.join(this.dir, 'thread')]);
+    if (why === undefined) return;
+    this.refused = true;
+    this.disable(`refusing the cache folder: ${why}, so another local user could plant files in it; answering without the cache (make it yours and private, chmod 700, or choose another folder: --cache-dir, REPOSNAP_CACHE_DIR)`);
   }
 
   private warn(message: string): void {
@@ -396,6 +416,7 @@ export class CacheStore {
    * missing one.
    */
   private readIndex<K extends Kind>(kind: K, stem: string): IndexOf<K> | undefined {
+    if (this.refused) return undefined;
     if (this.unremovable.has(`${kind}/${stem}`)) return undefined;
     let text: string;
     try {
@@ -487,6 +508,7 @@ export class CacheStore {
   }
 
   private readState(kind: Kind, id: string): SessionSnapshot | undefined {
+    if (this.refused) return undefined;
     const file = this.file(kind, id, 'rsnp');
     let bytes: Buffer;
     try {

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { acquireLock } from '../../src/cache/lock';
+import { folderTrouble } from '../../src/cache/ownership';
 import { CacheStore } from '../../src/cache/store';
 import { makeFolder, temporaryName, writeFileAtomic } from '../../src/engine/state-file';
 
@@ -82,4 +83,45 @@ test('cache folders are 0700 and lock files 0600', async (t) => {
   const lock = await acquireLock(path.join(dir, 'x.lock'), { timeoutMs: 1000 });
   assert.equal(mode(path.join(dir, 'x.lock')).toString(8), '600');
   lock.release();
+});
+
+test('folderTrouble: a foreign owner, group or other write, a link are unsafe; a sticky world-writable root is not', () => {
+  const st = (mode: number, uid = 1000, link = false) => ({ uid, mode, isDirectory: () => !link && (mode & 0o170000) === 0o040000, isSymbolicLink: () => link });
+  assert.equal(folderTrouble(st(0o040700), 'entry', 1000), undefined);
+  assert.equal(folderTrouble(st(0o040755), 'root', 1000), undefined);
+  assert.equal(folderTrouble(st(0o040700, 1001), 'entry', 1000), 'owned by another user (uid 1001)');
+  assert.equal(folderTrouble(st(0o040700, 0), 'root', 1000), 'owned by another user (uid 0)');
+  assert.equal(folderTrouble(st(0o040777), 'entry', 1000), 'writable by other users (mode 0777)');
+  assert.equal(folderTrouble(st(0o040770), 'root', 1000), 'writable by its group (mode 0770)');
+  // /tmp-like: others may create names there but not replace this user's; entries are checked on their own
+  assert.equal(folderTrouble(st(0o041777), 'root', 1000), undefined);
+  assert.equal(folderTrouble(st(0o041777), 'entry', 1000), 'writable by other users (mode 1777)');
+  assert.equal(folderTrouble(st(0o120777, 1000, true), 'entry', 1000), 'a symbolic link, not a folder RepoSnap made');
+  assert.equal(folderTrouble(st(0o100600), 'root', 1000), 'not a folder');
+});
+
+test('a cache root or repository folder writable by others is refused with one warning: nothing is read, written or memoised', async (t) => {
+  for (const which of ['root', 'entry'] as const) {
+    const root = path.join(tempDir(t), 'cache-root');
+    const dir = path.join(root, 'ws');
+    CacheStore.open(dir);
+    fs.chmodSync(which === 'root' ? root : dir, 0o777);
+    const warnings: string[] = [];
+    const store = CacheStore.open(dir, { onWarning: (w) => warnings.push(w) });
+    assert.equal(store.isEnabled, false, which);
+    assert.equal(warnings.length, 1, which);
+    assert.match(warnings[0], new RegExp(`refusing the cache folder: ${which === 'root' ? root : dir} is writable by other users \\(mode 0777\\).*answering without the cache`));
+    assert.equal(store.fingerprintMemo, null);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'prefix')), []);
+  }
+});
+
+test('a repository folder another user owns is refused', { skip: process.getuid?.() !== 0 ? 'chown needs root (CI runs as root)' : false }, (t) => {
+  const root = path.join(tempDir(t), 'cache-root');
+  const dir = path.join(root, 'ws');
+  CacheStore.open(dir);
+  fs.chownSync(dir, 65534, 65534);
+  const warnings: string[] = [];
+  assert.equal(CacheStore.open(dir, { onWarning: (w) => warnings.push(w) }).isEnabled, false);
+  assert.match(warnings[0], /is owned by another user \(uid 65534\)/);
 });

@@ -372,3 +372,18 @@ test("a cache folder under /proc (mkdir answers ENOENT under an existing folder)
   assert.equal(r.signal, null, 'the child returned (it was killed after 60 s when mkdirSync looped)');
   assert.deepEqual(JSON.parse(r.stdout), { enabled: false, code: 'ENOENT' });
 });
+
+test('a store whose folder became writable by others reads none of its entries (issue 29, item 4)', async () => {
+  const dir = path.join(root, 'ws-refused');
+  const store = CacheStore.open(dir);
+  const chain = hashChain(tokens);
+  store.savePrefix('k', chain, await snapshotOf(tokens));
+  await store.flush();
+  assert.ok(CacheStore.open(dir).findPrefix('k', chain), 'found while the folder is private');
+  fs.chmodSync(path.join(dir, 'prefix'), 0o775);
+  const warnings: string[] = [];
+  const refused = CacheStore.open(dir, { onWarning: (w) => warnings.push(w) });
+  assert.equal(refused.findPrefix('k', chain), undefined);
+  assert.equal(refused.stats().entries.length, 0);
+  assert.match(warnings.join('\n'), /prefix is writable by its group \(mode 0775\)/);
+});

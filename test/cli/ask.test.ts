@@ -278,3 +278,28 @@ test('every command prints its usage with --help and -h, on stdout, exit 0 (stat
     }
   }
 });
+
+test('a cache folder other users can write to is refused with one warning, and the answer still comes, uncached (issue 29, item 4)', () => {
+  const model = checkTinyModel();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'reposnap-cli-'));
+  try {
+    const repo = manyFilesRepo(tmp);
+    const shared = path.join(tmp, 'shared-cache');
+    fs.mkdirSync(shared);
+    fs.chmodSync(shared, 0o777);
+    const ask = () => reposnap('ask', '--repo', repo, '--model', model, '--cache-dir', shared, '--packing', 'smallest-first', '--max-tokens', '4', 'Which part adds seven?');
+    for (let i = 0; i < 2; i++) {
+      const r = ask();
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr.split('\n').filter((l) => l.includes('refusing the cache folder')).length, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`${shared} is writable by other users \\(mode 0777\\)`));
+      assert.equal(parseStats(r.stderr).cache, 'miss', 'nothing was saved or read');
+    }
+    // the repository's folder is made (0700, before the check) but nothing is written in it, and no fingerprint memo
+    const inside = fs.readdirSync(shared);
+    assert.ok(!inside.includes('model-fingerprints.json'), inside.join(', '));
+    for (const n of inside) for (const kind of ['prefix', 'thread']) assert.deepEqual(fs.readdirSync(path.join(shared, n, kind)).filter((f) => !f.endsWith('.lock')), [], `${n}/${kind}`);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
