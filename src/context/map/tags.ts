@@ -5,7 +5,7 @@ import * as path from 'node:path';
 // than `import = require`, which the webview's ES-module type check (media/tsconfig.json) refuses
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter');
-import type { Language, Node, Parser, Query } from 'web-tree-sitter';
+import type { Language, Node, Parser, Query, Tree } from 'web-tree-sitter';
 import type { GrammarId } from './languages';
 import { TAGS_QUERIES } from './queries';
 
@@ -81,7 +81,7 @@ const grammars = new Map<GrammarId, Promise<{ language: Language; query: Query; 
 
 /**
  * Loads (once per process) the tree-sitter runtime and `grammar` with its compiled tags query and
- * a parser set to it (reused by every parse: a parse runs synchronously, so two never overlap).
+ * a parser set to it (reused by every parse; {@link parseLock} keeps two from overlapping).
  */
 function loadGrammar(grammar: GrammarId): Promise<{ language: Language; query: Query; parser: Parser }> {
   let loaded = grammars.get(grammar);
@@ -102,31 +102,82 @@ function loadGrammar(grammar: GrammarId): Promise<{ language: Language; query: Q
 }
 
 /**
+ * How long one synchronous step of a parse may run before it gives the event loop a turn [ms].
+ * A signal (Ctrl+C, SIGTERM, the extension's Stop) is delivered only between such steps, so this
+ * bounds how long a cancelled pack waits for the parser: a 1.7 MB file of 40K definitions took
+ * 2–4 s of uninterrupted CPU here (issue 29, item 7).
+ */
+export const PARSE_SLICE_MS = 25;
+
+/** Serialises parses: a parse stopped by its progress callback resumes on its next `parse` call, so none may run on that parser in between. */
+let parseLock: Promise<unknown> = Promise.resolve();
+
+/** A promise that resolves after the event loop has run its pending callbacks (signals, timers, I/O). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Calls `nextTurn` once `PARSE_SLICE_MS` have passed since the last turn: `await pace()` in a loop. */
+function pacer(): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    if (performance.now() - since < PARSE_SLICE_MS) return undefined;
+    return nextTurn().then(() => {
+      since = performance.now();
+    });
+  };
+}
+
+/**
+ * Parses `text` in steps of at most `PARSE_SLICE_MS`: tree-sitter's progress callback
+ * (`ParseOptions.progressCallback`, `ts_parser_parse` with a cancellation) stops the parse when its
+ * step is over, and the next `parse` call resumes it where it stopped (the parser is not reset).
+ */
+async function parseInSteps(parser: Parser, text: string, grammar: GrammarId): Promise<Tree> {
+  let deadline = 0;
+  // tree-sitter stops the parse when the callback returns true (the .d.ts declares it void)
+  const progressCallback = (() => performance.now() > deadline) as (state: unknown) => void;
+  for (;;) {
+    deadline = performance.now() + PARSE_SLICE_MS;
+    const tree = parser.parse(text, null, { progressCallback });
+    if (tree !== null) return tree;
+    if (performance.now() <= deadline) throw new Error(`tree-sitter (${grammar}) returned no tree`);
+    await nextTurn();
+  }
+}
+
+/**
  * The tree-sitter tags parser (`web-tree-sitter` with the grammars of `@vscode/tree-sitter-wasm`;
  * the wasm files are found by `treeSitterWasmDir`). The runtime and each grammar load once per
- * process, on first use.
+ * process, on first use. A long file is parsed, and its matches read, in steps of `PARSE_SLICE_MS`
+ * that let the event loop run between them, so that an abort is seen soon; the query itself is one
+ * call (about 1 s for 40K definitions here). Parses run one at a time.
  */
 export function createTagsParser(): TagsParser {
   return {
     async parse(text, grammar) {
       const { query, parser } = await loadGrammar(grammar);
-      const tree = parser.parse(text);
-      if (tree === null) throw new Error(`tree-sitter (${grammar}) returned no tree`);
-      try {
-        return extractTags(tree.rootNode, query, text, grammar);
-      } finally {
-        tree.delete();
-      }
+      const run = parseLock.then(async () => {
+        const tree = await parseInSteps(parser, text, grammar);
+        try {
+          return await extractTags(tree.rootNode, query, text, grammar);
+        } finally {
+          tree.delete();
+        }
+      });
+      parseLock = run.catch(() => undefined);
+      return run;
     },
   };
 }
 
-/** Runs the tags query over `root` and turns its matches into `FileTags`. */
-function extractTags(root: Node, query: Query, text: string, grammar: GrammarId): FileTags {
+/** Runs the tags query over `root` and turns its matches into `FileTags`, giving the event loop a turn every `PARSE_SLICE_MS`. */
+async function extractTags(root: Node, query: Query, text: string, grammar: GrammarId): Promise<FileTags> {
   const lines = text.split('\n');
+  const pace = pacer();
   const found = new Map<string, { kind: DefinitionKind; def: Node; name: Node }>();
   const referenceNodes: Node[] = [];
+  // one call: a row-range query (QueryOptions.startPosition) walks the whole tree each time, so slicing it cost 4× (40K definitions: 4.0 s vs 1.0 s)
   for (const match of query.matches(root)) {
+    await pace();
     let def: Node | undefined;
     let kind: DefinitionKind | undefined;
     let name: Node | undefined;
@@ -146,19 +197,20 @@ function extractTags(root: Node, query: Query, text: string, grammar: GrammarId)
   }
 
   const nameStarts = new Set<number>();
-  const definitions: Definition[] = [...found.values()]
-    .sort((a, b) => a.name.startIndex - b.name.startIndex)
-    .map(({ kind, def, name }) => {
-      nameStarts.add(name.startIndex);
-      const row = name.startPosition.row;
-      // a node that ends at column 0 (a `#define` takes its newline) ends on the line before
-      const end = def.endPosition.column === 0 && def.endPosition.row > def.startPosition.row ? def.endPosition.row : def.endPosition.row + 1;
-      return { kind, name: name.text, line: row + 1, endLine: end, signature: signatureOf(lines[row] ?? '') };
-    });
+  const definitions: Definition[] = [];
+  for (const { kind, def, name } of [...found.values()].sort((a, b) => a.name.startIndex - b.name.startIndex)) {
+    await pace();
+    nameStarts.add(name.startIndex);
+    const row = name.startPosition.row;
+    // a node that ends at column 0 (a `#define` takes its newline) ends on the line before
+    const end = def.endPosition.column === 0 && def.endPosition.row > def.startPosition.row ? def.endPosition.row : def.endPosition.row + 1;
+    definitions.push({ kind, name: name.text, line: row + 1, endLine: end, signature: signatureOf(lines[row] ?? '') });
+  }
 
   const counts = new Map<string, number>();
   const seenNodes = new Set<number>();
   for (const node of referenceNodes) {
+    await pace();
     if (nameStarts.has(node.startIndex) || seenNodes.has(node.startIndex)) continue;
     seenNodes.add(node.startIndex);
     counts.set(node.text, (counts.get(node.text) ?? 0) + 1);
