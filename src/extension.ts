@@ -20,7 +20,7 @@ import { StatusBar } from './stats/status';
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('RepoSnap', { log: true });
   void migrateRenamedSettings((line) => log.info(line));
-  const settings = new Settings((line) => log.warn(line));
+  const settings = new Settings((line) => log.warn(line), context.workspaceState);
   const status = new StatusBar();
   const records = new QuestionRecords(context.workspaceState);
   const engine = new EngineService(context, settings, status, records, log);

@@ -1,8 +1,9 @@
 /**
  * The first run: whether a model is chosen, and the welcome card shown while none is.
  *
- * "No model chosen" means: `reposnap.model` is set by the user in no scope (user, workspace,
- * folder), so it is still the default `hf:` URI, and that URI has not been downloaded yet (no
+ * "No model chosen" means: `reposnap.model` is not set in the user's settings (`modelSetByUser`;
+ * a workspace or folder value is a repository's, not the user's choice, and `reposnap.model` is
+ * application-scoped, issue 29), so it is still the default `hf:` URI, and that URI has not been downloaded yet (no
  * record in the models folder), and the user has not confirmed its download; or the setting is
  * empty. Then a question would start a ~1 GB download unasked: instead, the chat shows the
  * welcome card ("Choose a GGUF file…" or "Download <model> (size, licence)", the download
@@ -10,7 +11,7 @@
  * {@link NoModelChosenError} (a card with the same two actions). A model the user set, even the
  * default URI, counts as chosen. Plain TypeScript: tests check the logic directly.
  */
-import { DEFAULT_SETTINGS } from '../config/settings';
+import { DEFAULT_SETTINGS, type SettingPlaces } from '../config/settings';
 import { isModelUri } from '../models/resolve';
 import type { ErrorCard } from './protocol';
 
@@ -18,12 +19,21 @@ import type { ErrorCard } from './protocol';
 export interface ModelChoiceInput {
   /** The effective `reposnap.model`. */
   spec: string;
-  /** Whether the user set `reposnap.model` in any scope (`inspect()`'s global, workspace or folder value). */
+  /** Whether the user set `reposnap.model` in their own settings (`modelSetByUser`). */
   userSet: boolean;
   /** Whether `spec` (a URI) was downloaded before (the models folder's record). */
   downloaded: boolean;
   /** Whether the user confirmed downloading `spec`. */
   downloadConfirmed: boolean;
+}
+
+/**
+ * Whether the user chose `reposnap.model` themselves: a value in user settings (`inspect`'s
+ * `globalValue`). A workspace or folder value comes with the repository (its
+ * `.vscode/settings.json`) and is never the user's choice (issue 29, item 3).
+ */
+export function modelSetByUser(places: SettingPlaces<string> | undefined): boolean {
+  return places?.globalValue !== undefined;
 }
 
 /** `chosen`: questions go to the model; `none`: the welcome card instead. */

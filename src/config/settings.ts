@@ -123,10 +123,34 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
 /** The keys of {@link ReposnapSettings}, in declaration order. */
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as (keyof ReposnapSettings)[];
 
+/** The values one setting has at each place, as `WorkspaceConfiguration.inspect` returns them (the fields RepoSnap reads). */
+export interface SettingPlaces<T = unknown> {
+  /** User settings (on a remote, the remote machine's user settings). */
+  globalValue?: T;
+  /** Workspace settings: a single folder's `.vscode/settings.json`, or a `.code-workspace` file's. */
+  workspaceValue?: T;
+  /** A folder's `.vscode/settings.json` in a multi-root workspace. */
+  workspaceFolderValue?: T;
+}
+
 /** Where settings come from: `vscode.workspace.getConfiguration('reposnap')` fits. */
 export interface ConfigurationSource {
   get<T>(key: string): T | undefined;
+  /** The value at each place (`WorkspaceConfiguration.inspect`); optional, for plain objects in tests and the CLI. */
+  inspect?<T>(key: string): SettingPlaces<T> | undefined;
 }
+
+/**
+ * Settings a repository's own `.vscode/settings.json` must not set (issue 29, item 3): where the
+ * model comes from (a GGUF shipped inside the repository, or a URI that downloads), where models
+ * are kept, and the RPC servers the packed repository's computation is sent to. package.json
+ * declares them `"scope": "application"`, so VS Code ignores their workspace and folder values
+ * (not `machine`: in a remote window, code-server's included, VS Code reads a machine-scoped value
+ * from the remote's settings only and ignores the one in the user's own settings.json);
+ * `readSettings` ignores those values too when the source can `inspect` (defence in depth, and the
+ * same rule for any source). Keys without the `reposnap.` prefix, old names included.
+ */
+export const USER_ONLY_SETTINGS: readonly string[] = Object.freeze(['model', 'modelDirectory', 'RPCServers', 'rpcServers']);
 
 /** Settings read by {@link readSettings}, with a message for each value that was replaced by its default. */
 export interface SettingsReading {
@@ -136,12 +160,21 @@ export interface SettingsReading {
 }
 
 /**
- * Reads every `reposnap.*` setting from `source`, checks type and range, and falls back to the
- * default (with a line in `problems`) for a missing or invalid value. The SnapKV keys' ranges and
+ * Reads every `reposnap.*` setting from `configuration`, checks type and range, and falls back to
+ * the default (with a line in `problems`) for a missing or invalid value. A key of
+ * `USER_ONLY_SETTINGS` is read from user settings alone when the source can `inspect`: a workspace
+ * or folder value of it is never used. The SnapKV keys' ranges and
  * the cross-field rule (the budget is at least the window) are snap-options.ts's.
  */
-export function readSettings(source: ConfigurationSource): SettingsReading {
+export function readSettings(configuration: ConfigurationSource): SettingsReading {
   const problems: string[] = [];
+  // a machine setting's value from user settings only (USER_ONLY_SETTINGS), never a workspace's
+  const source: ConfigurationSource = {
+    get: <T>(key: string): T | undefined => {
+      if (!USER_ONLY_SETTINGS.includes(key) || configuration.inspect === undefined) return configuration.get<T>(key);
+      return configuration.inspect<T>(key)?.globalValue;
+    },
+  };
   const bad = (key: keyof ReposnapSettings, why: string, got: unknown): void => {
     problems.push(`reposnap.${key}: ${why}, got ${JSON.stringify(got)}; using ${JSON.stringify(DEFAULT_SETTINGS[key])}`);
   };

@@ -16,7 +16,7 @@ import { selectEngineBuild, type EngineBuild } from '../models/gpu';
 import { malformedModelUri } from '../models/hub';
 import { isModelUri, ModelResolveError, modelDisplayName, resolveModel, type DownloadProgress } from '../models/resolve';
 import { AnswerQueue } from '../chat/queue';
-import { DEFAULT_MODEL_DOWNLOAD, formatSize, modelChoice, NoModelChosenError, type ModelChoice } from '../chat/welcome';
+import { DEFAULT_MODEL_DOWNLOAD, formatSize, modelChoice, modelSetByUser, NoModelChosenError, type ModelChoice } from '../chat/welcome';
 import type { QuestionRecords } from '../stats/records';
 import type { StatusBar } from '../stats/status';
 import type { QuotedFile } from '../context/quoted';
@@ -205,7 +205,7 @@ export class EngineService implements vscode.Disposable {
   modelChoice(): ModelChoice {
     const spec = this.settings.get().model;
     const inspected = vscode.workspace.getConfiguration('reposnap').inspect<string>('model');
-    const userSet = inspected !== undefined && [inspected.globalValue, inspected.workspaceValue, inspected.workspaceFolderValue].some((v) => v !== undefined);
+    const userSet = modelSetByUser(inspected);
     const downloadConfirmed = this.context.globalState.get<string>(DOWNLOAD_CONFIRMED_KEY) === spec;
     const downloaded = isModelUri(spec) && (this.resolved.has(spec) || recordedFile(this.modelDirectory(), spec) !== undefined);
     return modelChoice({ spec, userSet, downloaded, downloadConfirmed });

@@ -215,6 +215,8 @@ export const fake = {
   documents: new Map<string, FakeDocument>(),
   editors: [] as FakeEditor[],
   configuration: {} as Record<string, unknown>,
+  /** Workspace settings (a repository's `.vscode/settings.json`): they win over `configuration` in `get`, as in VS Code, and are `inspect`'s `workspaceValue`. */
+  workspaceConfiguration: {} as Record<string, unknown>,
   /** Scripted user answers: the button a message returns, the quick pick row (by label) chosen. */
   answers: { message: undefined as string | undefined, quickPick: undefined as string | undefined },
   /** Results of `executeCommand` for commands the extension does not register (`vscode.executeDocumentSymbolProvider`). */
@@ -233,6 +235,7 @@ export const fake = {
     this.documents.clear();
     this.editors.length = 0;
     this.configuration = {};
+    this.workspaceConfiguration = {};
     this.answers = { message: undefined, quickPick: undefined };
     this.commandResults.clear();
   },
@@ -353,8 +356,8 @@ export const workspace = {
   getConfiguration(section?: string) {
     const prefix = section ? `${section}.` : '';
     return {
-      get: <T>(key: string, dflt?: T) => (fake.configuration[prefix + key] as T | undefined) ?? dflt,
-      inspect: (key: string) => ({ key: prefix + key, globalValue: fake.configuration[prefix + key] }),
+      get: <T>(key: string, dflt?: T) => ((fake.workspaceConfiguration[prefix + key] ?? fake.configuration[prefix + key]) as T | undefined) ?? dflt,
+      inspect: (key: string) => ({ key: prefix + key, globalValue: fake.configuration[prefix + key], workspaceValue: fake.workspaceConfiguration[prefix + key] }),
       has: (key: string) => prefix + key in fake.configuration,
       update: async (key: string, value: unknown) => {
         fake.configuration[prefix + key] = value;
