@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <mutex>
 
 namespace reposnap_addon {
@@ -15,7 +17,16 @@ bool g_verbose = false;
 // the cancellable decode running on this thread (QuietCancelledDecode), or null
 thread_local const DecodeCancel * t_decode = nullptr;
 
+// the last "RPC server … could not allocate …" line of ggml-rpc (patch 0013), for LoadModel's error
+std::mutex g_rpc_alloc_mutex;
+std::string g_rpc_alloc_failure;
+
 void log_callback(ggml_log_level level, const char * text, void *) {
+    if (level == GGML_LOG_LEVEL_ERROR && strstr(text, "RPC server ") && strstr(text, " could not allocate ")) {
+        std::lock_guard<std::mutex> lock(g_rpc_alloc_mutex);
+        const char * from = strstr(text, "RPC server ");
+        g_rpc_alloc_failure.assign(from, strcspn(from, "\n"));
+    }
     if (level == GGML_LOG_LEVEL_ERROR && t_decode && t_decode->requested.load(std::memory_order_relaxed) && !g_verbose) {
         return; // a cancelled decode's own report: the caller says "cancelled"
     }
@@ -36,6 +47,13 @@ void backend_init() {
         llama_backend_init();
         load_backends();
     });
+}
+
+std::string take_rpc_alloc_failure() {
+    std::lock_guard<std::mutex> lock(g_rpc_alloc_mutex);
+    std::string out;
+    out.swap(g_rpc_alloc_failure);
+    return out;
 }
 
 bool decode_cancel_requested(void * data) {

@@ -32,6 +32,11 @@ struct DecodeCancel {
 // while a decode runs; ggml's CPU backend calls it after each graph node and stops the graph
 bool decode_cancel_requested(void * data);
 
+// The last "RPC server <endpoint> could not allocate <n> MiB on device <d>" that ggml-rpc logged
+// (patch 0013), cleared by the call; empty when there was none. LoadModel reports it as an
+// "[rpc:alloc]" error instead of the generic "failed to load the model" (issue 29, item 11).
+std::string take_rpc_alloc_failure();
+
 // While alive on a thread, llama.cpp's error lines logged on that thread are dropped once `cancel`
 // was requested: the ones a cancelled llama_decode logs ("graph_compute: … failed with error 1",
 // "llama_decode: failed to decode, ret = 2"), which RepoSnap reports as a cancellation itself.

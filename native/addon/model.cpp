@@ -204,7 +204,15 @@ Napi::Value LoadModel(const Napi::CallbackInfo & info) {
                 devs.push_back(nullptr);
                 mp.devices = devs.data();
             }
+            take_rpc_alloc_failure(); // one from an earlier load is not this one's
             llama_model * model = llama_model_load_from_file(path.c_str(), mp);
+            if (!model && !rpc_servers.empty()) {
+                // issue 29, item 11: an RPC server out of memory, not a bad model file
+                const std::string why = take_rpc_alloc_failure();
+                if (!why.empty()) {
+                    throw std::runtime_error("[rpc:alloc] " + why + " for the model's layers: load fewer layers there (reposnap.GPULayers, --gpu-layers) or use a server with more memory");
+                }
+            }
             if (!model) {
                 throw std::runtime_error("failed to load the model from '" + path + "' (not a GGUF file, an unsupported architecture, or not enough memory)");
             }

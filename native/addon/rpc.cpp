@@ -47,8 +47,11 @@ namespace {
 
 // ggml-rpc's wire format of the handshake (ggml/src/ggml-rpc/ggml-rpc.cpp: RPC_CMD_HELLO, always 14;
 // rpc_msg_hello_req/rsp, RPC_CONN_CAPS_SIZE = 24 in transport.h)
-constexpr uint8_t RPC_CMD_HELLO_ID = 14;
-constexpr size_t  RPC_CAPS_SIZE    = 24;
+constexpr uint8_t RPC_CMD_HELLO_ID        = 14;
+constexpr uint8_t RPC_CMD_DEVICE_COUNT_ID = 15; // rpc_msg_device_count_rsp: uint32_t device_count
+constexpr size_t  RPC_CAPS_SIZE           = 24;
+// the most devices a server may report (patch 0013's RPC_MAX_DEVICES: ggml-rpc refuses more too)
+constexpr uint32_t RPC_MAX_DEVICES = 64;
 struct hello_rsp {
     uint8_t major, minor, patch, padding;
     uint8_t caps[RPC_CAPS_SIZE];
@@ -251,6 +254,18 @@ void probe(const std::string & endpoint, const std::string & host, const std::st
     if (r == 0 && rsp_size == sizeof(rsp)) {
         r = read_all(fd, &rsp, sizeof(rsp), HELLO_TIMEOUT_MS);
     }
+    // then the device count, on the same connection, bounded (issue 29, item 9: a server that answered
+    // 2^31 made ggml-rpc allocate device objects until the client ran out of memory)
+    int rc = 2;
+    uint64_t count_size = 0;
+    uint32_t count = 0;
+    if (r == 0 && rsp_size == sizeof(rsp) && rsp.major == RPC_PROTO_MAJOR_VERSION && rsp.minor <= RPC_PROTO_MINOR_VERSION) {
+        uint8_t creq[1 + 8] = {RPC_CMD_DEVICE_COUNT_ID};
+        rc = write_all(fd, creq, sizeof(creq)) ? read_all(fd, &count_size, 8, HELLO_TIMEOUT_MS) : 2;
+        if (rc == 0 && count_size == sizeof(count)) {
+            rc = read_all(fd, &count, sizeof(count), HELLO_TIMEOUT_MS);
+        }
+    }
     sock_close(fd);
     const std::string ours = proto_version(RPC_PROTO_MAJOR_VERSION, RPC_PROTO_MINOR_VERSION, RPC_PROTO_PATCH_VERSION);
     const std::string same_build = "start the server from this same RepoSnap build (`reposnap rpc-server --port " + port + "`) so that the versions match";
@@ -268,6 +283,17 @@ void probe(const std::string & endpoint, const std::string & host, const std::st
         fail("version", "RPC server " + endpoint + " speaks llama.cpp RPC protocol " + proto_version(rsp.major, rsp.minor, rsp.patch) +
                         ", this engine " + ours + " (llama.cpp requires the same major version and a server minor version not newer): " + same_build);
     }
+    if (rc != 0 || count_size != sizeof(count)) {
+        fail("reply", "RPC server " + endpoint + " answered the handshake but not the device count (" +
+                      (rc == 1 ? "no answer within " + std::to_string(HELLO_TIMEOUT_MS / 1000) + " s" : "a malformed reply") + "): it is not a llama.cpp RPC server of this version");
+    }
+    if (count > RPC_MAX_DEVICES) {
+        fail("reply", "RPC server " + endpoint + " reports " + std::to_string(count) + " devices (at most " + std::to_string(RPC_MAX_DEVICES) +
+                      "): an invalid reply, so RepoSnap does not use it; it is not a llama.cpp RPC server, or not one you can trust");
+    }
+    if (count == 0) {
+        fail("unreachable", "RPC server " + endpoint + " has no devices");
+    }
 }
 void on_abort(const char * message) {
     const bool rpc = strstr(message, "RPC server") || strstr(message, "Failed to connect to") || strstr(message, "RPC handshake failed");
@@ -283,6 +309,15 @@ void on_abort(const char * message) {
         for (const auto & e : g_endpoints) {
             list += (list.empty() ? "" : ", ") + e;
         }
+    }
+    if (strstr(message, "invalid reply")) {
+        // patch 0013: a count or size outside its bounds (an alignment of 0, a buffer smaller than asked)
+        fprintf(stderr,
+                "error: [rpc:reply] an RPC server (%s) sent an invalid reply, so this engine process stops using it and exits (code %d): "
+                "it is not a llama.cpp RPC server of this build, or not one you can trust. (llama.cpp: %s)\n",
+                list.c_str(), RPC_LOST_EXIT_CODE, message);
+        fflush(stderr);
+        _Exit(RPC_LOST_EXIT_CODE);
     }
     fprintf(stderr,
             "error: [rpc:lost] lost the connection to an RPC server (%s) in the middle of an answer: the server stopped or the "

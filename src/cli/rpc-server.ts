@@ -4,14 +4,14 @@
  * engine that connects (`reposnap ask --rpc`, `reposnap.RPCServers`), so the protocol versions match.
  * Runs until killed; serves one client at a time.
  */
-import { isLoopbackHost, parseRpcEndpoint, RPC_SECURITY_WARNING, startRpcServer } from '../engine/rpc';
+import { isLoopbackHost, parseRpcEndpoint, RPC_SECURITY_WARNING, RPC_TRUST_MODEL, startRpcServer } from '../engine/rpc';
 import { intOption, parseCommand, UsageError } from './usage';
 
 const HELP = `usage: reposnap rpc-server [--host 127.0.0.1] [--port 50052] [--threads N] [--gpu] [--cache-dir <dir>]
 
 Serves this machine's CPU to 'reposnap ask --rpc host:port' (or the setting reposnap.RPCServers) with
 llama.cpp's RPC backend: the model's layers and their part of SnapKV run here. One client at a time.
-${RPC_SECURITY_WARNING}.
+${RPC_SECURITY_WARNING}; ${RPC_TRUST_MODEL}.
 
   --host <address>    address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)
   --port <n>          TCP port (default 50052)

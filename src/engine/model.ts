@@ -47,8 +47,9 @@ export interface ChatMessage {
  * checking its header ({@link readModelMetadata}: the GGUF preamble, then values llama.cpp would
  * abort the process on).
  * @throws ModelLoadError when the file is missing, not a GGUF, its metadata is impossible, or
- *   llama.cpp cannot load it; RpcError when an RPC server is malformed, unreachable, busy or of
- *   another protocol version.
+ *   llama.cpp cannot load it; RpcError when an RPC server is malformed, unreachable, busy, of
+ *   another protocol version, sends an invalid reply (`reply`) or cannot allocate the layers' memory
+ *   (`alloc`).
  */
 export async function loadModel(file: string, options: LoadModelOptions = {}): Promise<EngineModel> {
   const rpcServers = parseRpcServers(options.rpcServers ?? []);

@@ -14,9 +14,12 @@ import { loadAddon } from './native';
  * Why an RPC server could not be used: `endpoint` not "host:port", `unreachable` refused, timed out
  * or an unknown host, `busy` the server accepted the connection but did not answer the handshake
  * (a server serves one client at a time), `version` another RPC protocol version, `lost` the
- * connection broke while the model's layers lived there.
+ * connection broke while the model's layers lived there, `reply` the server reported a count or
+ * size outside its bounds (more than 64 devices, an alignment that is not a power of two; patch
+ * 0013, issue 29 item 9), `alloc` the server could not allocate the memory for the model's layers
+ * (item 11; before, this read as a bad model file).
  */
-export type RpcErrorCode = 'endpoint' | 'unreachable' | 'busy' | 'version' | 'lost';
+export type RpcErrorCode = 'endpoint' | 'unreachable' | 'busy' | 'version' | 'lost' | 'reply' | 'alloc';
 
 /** An RPC server that cannot be used; the message says which server, why, and what to do. */
 export class RpcError extends EngineError {
@@ -37,6 +40,13 @@ export const RPC_LOST_EXIT_CODE = 69;
 
 /** What `reposnap rpc-server` prints and the README says about exposing a server. */
 export const RPC_SECURITY_WARNING = 'RPC has no authentication or encryption: keep it on loopback or a private network';
+
+/**
+ * The RPC server's trust model, as upstream states it (llama.cpp's rpc-server README): it trusts
+ * its client. Malformed tensors are refused (patch 0013), but a client's graphs run as sent.
+ * `reposnap rpc-server --help` and the README say it.
+ */
+export const RPC_TRUST_MODEL = "any client that reaches the port can run computations on this machine's memory and may crash the server, so serve only clients you trust";
 
 /** An RPC server's address. */
 export interface RpcEndpoint {
@@ -91,7 +101,7 @@ export function isLoopbackHost(host: string): boolean {
  * message.
  */
 export function rpcErrorFromNative(message: string): RpcError | undefined {
-  const m = /^\[rpc:(endpoint|unreachable|busy|version|lost)\] ([\s\S]*)$/.exec(message);
+  const m = /^\[rpc:(endpoint|unreachable|busy|version|lost|reply|alloc)\] ([\s\S]*)$/.exec(message);
   return m ? new RpcError(m[2], m[1] as RpcErrorCode) : undefined;
 }
 
