@@ -36,6 +36,8 @@ const builds = [
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
   { ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
   { ...common, entryPoints: ['src/host/main.ts'], outfile: 'dist/host.js' },
+  // the tree-sitter worker thread (src/context/map/tags-worker-client.ts finds it beside the bundle)
+  { ...common, entryPoints: ['src/context/map/tags-worker.ts'], outfile: 'dist/tags-worker.js' },
   { ...webview, entryPoints: ['media/src/chat.ts'], outfile: 'dist/webview/chat.js' },
   { ...webview, entryPoints: ['media/src/stats.ts'], outfile: 'dist/webview/stats.js' },
 ];

@@ -200,7 +200,7 @@ export async function packRanked(input: RankedInput): Promise<RankedOutput> {
       skipped.push({ path: file.path, reason: 'too-large', detail: parserLimitDetail(verdict.text.length) });
     } else {
       const grammar = grammarForPath(file.path);
-      const tags = grammar === undefined ? undefined : await raceAbort(input.tagsCache.tags(verdict.text, grammar), signal);
+      const tags = grammar === undefined ? undefined : await raceAbort(input.tagsCache.tags(verdict.text, grammar, signal), signal);
       texts.push({ file, verdict, ...(tags !== undefined ? { tags } : {}) });
     }
     if (i >= readReported) input.onProgress?.({ phase: 'read', done: i + 1, total: candidates.length });

@@ -1,5 +1,6 @@
 /**
- * A long file is parsed in steps that let the event loop run (issue 29, item 7): a signal
+ * A long file parsed on this thread (createInThreadTagsParser: the fallback, and what the worker
+ * thread runs) is parsed in steps that let the event loop run (issue 29, item 7): a signal
  * (Ctrl+C, SIGTERM, Stop) is delivered between them, so a cancelled pack does not wait seconds for
  * tree-sitter. The stepped parse's tags are the whole file's, checked by hand on 40K one-line
  * definitions, and two parses of one grammar started together (their steps interleaving on the
@@ -7,9 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createTagsParser, PARSE_SLICE_MS } from '../../src/context/map/tags';
+import { createInThreadTagsParser, PARSE_SLICE_MS } from '../../src/context/map/tags';
 
-const parser = createTagsParser();
+const parser = createInThreadTagsParser();
 
 /** `n` exported one-line functions `f<i>` returning `i`, one per line. */
 const oneLiners = (n: number, name = 'f'): string => Array.from({ length: n }, (_, i) => `export function ${name}${i}() { return ${i}; }`).join('\n');

@@ -50,8 +50,10 @@ export class TagsCache {
    * The tags of `text` parsed with `grammar`: from the cache when this grammar saw this exact
    * text before, else parsed now (a failed parse is not cached, and rejects with its error). A
    * text longer than `MAX_PARSE_CHARS` is never parsed: it has no definitions or references.
+   * `signal` goes to the parse this call starts (`TagsParser.parse`: once aborted, the parse no
+   * longer keeps the process alive; its result is still cached when it comes).
    */
-  tags(text: string, grammar: GrammarId): Promise<FileTags> {
+  tags(text: string, grammar: GrammarId, signal?: AbortSignal): Promise<FileTags> {
     if (text.length > MAX_PARSE_CHARS) return Promise.resolve({ grammar, definitions: [], references: [] });
     const key = createHash('sha256').update(grammar).update('\0').update(text).digest('hex');
     const hit = this.entries.get(key);
@@ -61,7 +63,7 @@ export class TagsCache {
       return hit;
     }
     this.parsed++;
-    const parsing = this.parser.parse(text, grammar);
+    const parsing = this.parser.parse(text, grammar, signal !== undefined ? { signal } : {});
     parsing.catch(() => this.entries.delete(key));
     this.entries.set(key, parsing);
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);

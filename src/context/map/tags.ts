@@ -8,6 +8,7 @@ const TreeSitter = require('web-tree-sitter') as typeof import('web-tree-sitter'
 import type { Language, Node, Parser, Query, Tree } from 'web-tree-sitter';
 import type { GrammarId } from './languages';
 import { TAGS_QUERIES } from './queries';
+import { createWorkerTagsParser, tagsWorkerScript } from './tags-worker-client';
 
 /** What a definition is; see `TAGS_QUERIES` for the node types behind each kind per language. */
 export type DefinitionKind = 'class' | 'function' | 'method' | 'const' | 'type' | 'interface';
@@ -42,8 +43,11 @@ export interface TagsParser {
   /**
    * The tags of `text` parsed with `grammar`. Never runs the code; a syntax error gives the
    * tags of what tree-sitter recovered. Rejects when the grammar's wasm cannot be loaded.
+   * `options.signal`: once it aborts, the caller no longer waits (the parse may finish in the
+   * background, and the worker thread no longer keeps the process alive for it); the promise is
+   * not rejected by it (callers race it with the signal: `raceAbort`).
    */
-  parse(text: string, grammar: GrammarId): Promise<FileTags>;
+  parse(text: string, grammar: GrammarId, options?: { signal?: AbortSignal }): Promise<FileTags>;
 }
 
 /** Longest signature kept, in characters. */
@@ -145,13 +149,25 @@ async function parseInSteps(parser: Parser, text: string, grammar: GrammarId): P
 }
 
 /**
- * The tree-sitter tags parser (`web-tree-sitter` with the grammars of `@vscode/tree-sitter-wasm`;
- * the wasm files are found by `treeSitterWasmDir`). The runtime and each grammar load once per
- * process, on first use. A long file is parsed, and its matches read, in steps of `PARSE_SLICE_MS`
- * that let the event loop run between them, so that an abort is seen soon; the query itself is one
- * call (about 1 s for 40K definitions here). Parses run one at a time.
+ * The tags parser: on a worker thread (tags-worker-client.ts) where the worker's script is found
+ * (the bundle's `dist/tags-worker.js`, or the sources through tsx), so that parsing a long file
+ * never blocks the thread that packs (an abort is seen at once, issue 29 item 7) and runs beside
+ * it; else, or with `REPOSNAP_TAGS_WORKER=0`, on this thread ({@link createInThreadTagsParser}).
  */
 export function createTagsParser(): TagsParser {
+  const script = process.env.REPOSNAP_TAGS_WORKER === '0' ? undefined : tagsWorkerScript();
+  return script === undefined ? createInThreadTagsParser() : createWorkerTagsParser(script);
+}
+
+/**
+ * The tree-sitter tags parser on this thread (`web-tree-sitter` with the grammars of
+ * `@vscode/tree-sitter-wasm`; the wasm files are found by `treeSitterWasmDir`). The runtime and
+ * each grammar load once per thread, on first use. A long file is parsed, and its matches read, in
+ * steps of `PARSE_SLICE_MS` that let the event loop run between them, so that an abort is seen
+ * soon; the query itself is one call (about 1 s for 40K definitions here). Parses run one at a
+ * time. The worker thread runs this one.
+ */
+export function createInThreadTagsParser(): TagsParser {
   return {
     async parse(text, grammar) {
       const { query, parser } = await loadGrammar(grammar);
