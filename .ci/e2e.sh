@@ -126,7 +126,10 @@ PORT="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>
 # a test run never writes to the user's real cache
 export REPOSNAP_CACHE_DIR="$WORK/cache"
 mkdir -p "$REPOSNAP_CACHE_DIR"
-PATH="$NOTOOLS_PATH" "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
+# VSCODE_CLI=1: VS Code skips resolving the login shell's environment for the extension host
+# (resolveShellEnv: "skipped (VSCODE_CLI is set)"), which on this machine would put /usr/bin, and
+# with it the compilers, back on the engine's PATH
+PATH="$NOTOOLS_PATH" VSCODE_CLI=1 "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$PORT" \
   --user-data-dir "$WORK/user" --extensions-dir "$WORK/extensions" --config "$WORK/config.yaml" \
   --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
   --reconnection-grace-time 10 "$WS" >"$OUT/code-server.log" 2>&1 &
