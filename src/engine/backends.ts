@@ -35,8 +35,22 @@ export interface EngineBackends {
   gpus: string[];
   /** Backend names in registration order (`Vulkan`, `RPC`, `CPU`). */
   backends: string[];
-  /** Why a GPU backend is not used (see {@link NativeBackendLoad.notes}). */
+  /**
+   * Why a GPU backend is not used (see {@link NativeBackendLoad.notes}), to tell the user once: a
+   * module that cannot be loaded or initialised, or one asked for by name that found no device.
+   */
   notes: string[];
+  /**
+   * Notes not worth a notice: with `REPOSNAP_BACKEND=auto` (`reposnap.GPU: auto`), a GPU module that
+   * found no device (the packaged Vulkan module on a machine without a Vulkan GPU) is the normal
+   * case, said in the log and with `--verbose` only.
+   */
+  quietNotes: string[];
+}
+
+/** Whether a note of `backendLoad()` is the normal case under `request` ({@link EngineBackends.quietNotes}). */
+export function isQuietNote(note: string, request: string): boolean {
+  return request === 'auto' && /: the \w+ backend found no device$/.test(note);
 }
 
 /**
@@ -54,16 +68,19 @@ export function engineBackends(addon: Pick<NativeAddon, 'backends' | 'backendLoa
     cpuVariant: load?.dynamic ? cpu?.variant || load.cpuVariant || 'unknown' : 'native',
     gpus,
     backends: list.map((b) => b.name),
-    notes: load?.notes ?? [],
+    notes: (load?.notes ?? []).filter((n) => !isQuietNote(n, load!.request)),
+    quietNotes: (load?.notes ?? []).filter((n) => isQuietNote(n, load!.request)),
   };
 }
 
 /**
- * One line for a log: `engine: portable, CPU variant haswell; GPU Vulkan0: …; backends Vulkan, RPC, CPU`.
+ * One line for a log: `engine: portable, CPU variant haswell; GPU Vulkan0: …; backends Vulkan, RPC,
+ * CPU`, then the quiet notes (`; not used: vulkan: the vulkan backend found no device`).
  * @param e the engine's backends ({@link engineBackends}).
  */
 export function describeEngine(e: EngineBackends): string {
   const cpu = e.build === 'portable' ? `portable, CPU variant ${e.cpuVariant}` : 'static build for this CPU';
   const gpu = e.gpus.length > 0 ? `GPU ${e.gpus.join(', ')}` : 'no GPU';
-  return `engine: ${cpu}; ${gpu}; backends ${e.backends.join(', ') || 'none'}`;
+  const quiet = (e.quietNotes ?? []).length > 0 ? `; not used: ${e.quietNotes.join('; ')}` : '';
+  return `engine: ${cpu}; ${gpu}; backends ${e.backends.join(', ') || 'none'}${quiet}`;
 }

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { describeEngine, engineBackends, type NativeBackendLoad } from '../../src/engine/backends';
+import { describeEngine, engineBackends, isQuietNote, type NativeBackendLoad } from '../../src/engine/backends';
 import { loadAddon, packageRoot } from '../../src/engine/native';
 import { expectedX86Variant, hostCpuFlags, X86_VARIANTS } from '../helpers/cpu-variants';
 import { TINY_MODEL } from '../helpers/models';
@@ -116,8 +116,21 @@ test('engineBackends and describeEngine: one line for the log, from the addon\'s
     ],
   };
   const e = engineBackends(fake);
-  assert.deepEqual(e, { build: 'portable', cpuVariant: 'haswell', gpus: ['Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits)'], backends: ['Vulkan', 'RPC', 'CPU'], notes: [fake.backendLoad().notes[0]] });
+  assert.deepEqual(e, { build: 'portable', cpuVariant: 'haswell', gpus: ['Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits)'], backends: ['Vulkan', 'RPC', 'CPU'], notes: [fake.backendLoad().notes[0]], quietNotes: [] });
   assert.equal(describeEngine(e), 'engine: portable, CPU variant haswell; GPU Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits); backends Vulkan, RPC, CPU');
+  // auto on a machine without a Vulkan GPU: the packaged module finding no device is the normal
+  // case, in the log line only; asked for by name (reposnap.GPU: vulkan) it is a notice
+  const noDevice = 'vulkan: the vulkan backend found no device';
+  const cpuOnly = (request: string) => ({
+    backendLoad: (): NativeBackendLoad => ({ dynamic: true, dir: '/x', request, cpuVariant: 'sse42', loaded: [], notes: [noDevice] }),
+    backends: () => [{ name: 'CPU', variant: 'sse42', devices: [] }],
+  });
+  const auto = engineBackends(cpuOnly('auto'));
+  assert.deepEqual([auto.notes, auto.quietNotes], [[], [noDevice]]);
+  assert.equal(describeEngine(auto), 'engine: portable, CPU variant sse42; no GPU; backends CPU; not used: vulkan: the vulkan backend found no device');
+  const asked = engineBackends(cpuOnly('vulkan'));
+  assert.deepEqual([asked.notes, asked.quietNotes], [[noDevice], []]);
+  assert.equal(isQuietNote('cuda: the cuda backend could not be loaded (libcuda.so.1: cannot open shared object file)', 'auto'), false);
   // an engine built before backendLoad existed: static, no notes
   const old = engineBackends({ backends: () => [{ name: 'CPU', devices: [] }] });
   assert.equal(describeEngine(old), 'engine: static build for this CPU; no GPU; backends CPU');
