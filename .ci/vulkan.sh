@@ -9,15 +9,18 @@
 #    mesa-vulkan-drivers) where they are missing, after apt-get update;
 # 2. builds the Vulkan backend module native/build/gpu/libggml-vulkan.so beside the portable engine
 #    (REPOSNAP_GPU=vulkan npm run build:native, with ccache
-#    when installed; the shader generation dominates a cold build: see README, Vulkan);
-# 3. runs the engine tests below with REPOSNAP_ADDON (the Vulkan addon), REPOSNAP_GPU_LAYERS=999 (every
+#    when installed; the shader generation dominates a cold build: see docs/gpu.md);
+# 3. packages the linux-x64 VSIX from it and unpacks it (VULKAN_ENGINE=build skips this and tests
+#    native/build), so that what is tested is the packaged engine and its Vulkan module;
+# 4. runs the engine tests below with REPOSNAP_ADDON (the Vulkan addon), REPOSNAP_GPU_LAYERS=999 (every
 #    layer and the KV cache on the Vulkan device, src/engine/model.ts defaultGpuLayers) and
 #    GGML_VK_VISIBLE_DEVICES (default 0: ggml-vulkan skips CPU-type devices such as lavapipe unless
 #    they are listed), vulkan.test.ts checks that the model was loaded with those layers. The
 #    float64-reference tests hold this engine to half-precision bounds: ggml-vulkan rounds matrix
 #    products' operands to f16 (test/helpers/precision.ts; bench/results/vulkan-precision-issue18.md).
 #
-# Environment: VULKAN_TESTS (the test files, default below), GGML_VK_VISIBLE_DEVICES, REPOSNAP_JOBS.
+# Environment: VULKAN_TESTS (the test files, default below), VULKAN_ENGINE (package or build),
+# GGML_VK_VISIBLE_DEVICES, REPOSNAP_JOBS.
 # A missing package that cannot be installed, a failed build or a failed test fails the lane: it is
 # never skipped.
 set -euo pipefail
@@ -41,8 +44,21 @@ t0=$(date +%s)
 REPOSNAP_GPU=vulkan npm run build:native
 t1=$(date +%s)
 
-# the portable engine with its Vulkan module (native/build/gpu/libggml-vulkan.so), which it must load
-export REPOSNAP_ADDON="$PWD/native/build/reposnap.node"
+# the engine as users get it: the linux-x64 VSIX packaged from this build (scripts/package.mjs puts
+# native/build/gpu/libggml-vulkan.so in it) and unpacked, whose Vulkan module the tests must load
+# (vulkan.test.ts checks it is the one beside the addon); VULKAN_ENGINE=build tests native/build
+if [ "${VULKAN_ENGINE:-package}" = package ]; then
+  PKG_DIR="$(mktemp -d)"
+  trap 'rm -rf "$PKG_DIR"' EXIT
+  npm run package -- --target linux-x64 --out "$PKG_DIR/reposnap.vsix"
+  (cd "$PKG_DIR" && unzip -q reposnap.vsix 'extension/native/engine/*')
+  ENGINE="$PKG_DIR/extension/native/engine/linux-x64"
+  [ -f "$ENGINE/gpu/libggml-vulkan.so" ] || { echo "vulkan lane: the package has no gpu/libggml-vulkan.so" >&2; exit 1; }
+  echo "vulkan lane: testing the packaged engine $ENGINE ($(du -sh "$ENGINE/gpu/libggml-vulkan.so" | cut -f1) Vulkan module)"
+else
+  ENGINE="$PWD/native/build"
+fi
+export REPOSNAP_ADDON="$ENGINE/reposnap.node"
 export REPOSNAP_BACKEND=vulkan
 export REPOSNAP_GPU_LAYERS=999
 export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"

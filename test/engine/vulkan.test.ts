@@ -17,6 +17,8 @@ import { after, before, test } from 'node:test';
 import { defaultGpuLayers, loadModel, type EngineModel } from '../../src/engine/model';
 import { createSession } from '../../src/engine/session';
 import { ensureSyntheticModel } from '../../src/engine/synthetic';
+import { engineBackends } from '../../src/engine/backends';
+import { loadAddon } from '../../src/engine/native';
 
 let dir: string;
 let model: EngineModel;
@@ -108,4 +110,16 @@ test('REPOSNAP_GPU_LAYERS sets the default gpuLayers (the GPU lane); unset or em
   for (const bad of ['-1', 'all', '1.5', ' 3']) {
     assert.throws(() => defaultGpuLayers({ REPOSNAP_GPU_LAYERS: bad }), /REPOSNAP_GPU_LAYERS must be a whole number >= 0/, bad);
   }
+});
+
+test('on the Vulkan lane the Vulkan module is the one beside the addon (gpu/libggml-vulkan.so), with a device and no note', { skip: process.env.REPOSNAP_BACKEND !== 'vulkan' ? 'the Vulkan lane sets REPOSNAP_BACKEND=vulkan (.ci/vulkan.sh)' : false }, () => {
+  const addon = loadAddon();
+  const load = addon.backendLoad!();
+  assert.equal(load.dynamic, true, 'a portable engine');
+  assert.equal(path.resolve(load.dir), path.dirname(path.resolve(process.env.REPOSNAP_ADDON!)), 'the addon named by REPOSNAP_ADDON');
+  assert.deepEqual(load.loaded.map((f) => path.relative(load.dir, f)), [path.join('gpu', 'libggml-vulkan.so')]);
+  assert.deepEqual(load.notes, []);
+  const e = engineBackends(addon);
+  assert.ok(e.backends.includes('Vulkan'), e.backends.join(', '));
+  assert.ok(e.gpus.some((g) => g.startsWith('Vulkan0: ')), e.gpus.join(', '));
 });
