@@ -30,6 +30,7 @@ import {
   type ToWebview,
 } from './protocol';
 import { messageId, ThreadStore } from './threads';
+import type { ThreadTurn } from './participant/history';
 import { downloadLabel, welcomeCard } from './welcome';
 
 /** The view's id (package.json `contributes.views`). */
@@ -270,14 +271,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     return id;
   }
 
-  /** The turns of a thread (question, answer) in order, for checking another front end's history against; undefined when it does not exist. */
-  threadTurns(threadId: string): { question: string; answer: string }[] | undefined {
+  /**
+   * The turns of a thread in order (each question and its answer's message id), for checking
+   * another front end's history against (src/chat/participant/history.ts); undefined when the
+   * thread does not exist.
+   */
+  threadTurns(threadId: string): ThreadTurn[] | undefined {
     const t = this.threads.get(threadId);
     if (!t) return undefined;
-    const turns: { question: string; answer: string }[] = [];
+    const turns: ThreadTurn[] = [];
+    let question: string | undefined;
     for (const m of t.messages) {
-      if (m.role === 'user') turns.push({ question: m.text, answer: '' });
-      else if (turns.length > 0) turns[turns.length - 1]!.answer = m.text;
+      if (m.role === 'user') question = m.text;
+      else if (question !== undefined) {
+        turns.push({ question, answerId: m.id });
+        question = undefined;
+      }
     }
     return turns;
   }

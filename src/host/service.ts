@@ -226,10 +226,28 @@ export class EngineService implements vscode.Disposable {
    */
   async countTokens(texts: string[]): Promise<{ counts: number[]; trainContext: number } | undefined> {
     const settings = this.settings.get();
-    const file = this.resolved.get(settings.model) ?? (isModelUri(settings.model) ? recordedFile(this.modelDirectory(), settings.model) : await this.modelFile(settings, this.repository()?.uri.fsPath));
+    const file = await this.localModelFile();
     if (!file) return undefined;
     this.build ??= await selectEngineBuild(settings.GPU, this.context.extensionPath);
     return this.client.countTokens(completeParams(settings, file, []).model, texts);
+  }
+
+  /**
+   * The configured model's local GGUF file without downloading anything: a path that exists, or a
+   * model URI downloaded before; undefined otherwise (no model chosen, a URI not downloaded yet, a
+   * missing file).
+   */
+  async localModelFile(): Promise<string | undefined> {
+    if (this.modelChoice() === 'none') return undefined;
+    const settings = this.settings.get();
+    const known = this.resolved.get(settings.model);
+    if (known) return known;
+    if (isModelUri(settings.model)) return recordedFile(this.modelDirectory(), settings.model);
+    try {
+      return await this.modelFile(settings, this.repository()?.uri.fsPath);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Where downloads of model URIs go: `reposnap.modelDirectory`, or the extension's global storage. */
