@@ -54,21 +54,24 @@ test('references: the packed files, highest kept share first, left-out files not
   assert.deepEqual(packedReferences(undefined), []);
 });
 
-test('anchors: the answer\'s path:line places in order, each once; a path without a line is no place', () => {
-  const text = 'Eviction is in src/cache.ts:12 (see also `src/cache.ts:12:5`), called from main.ts:3 and src/cache.ts#L40; config in package.json.';
+test('anchors: the answer\'s path:line places in order, each once, then the files it names without a line that no place points into', () => {
+  const text = 'Eviction is in src/cache.ts:12 (see also `src/cache.ts:12:5`), called from main.ts:3 and src/cache.ts#L40; config in package.json, see src/cache.ts.';
   assert.deepEqual(answerPlaces(text), [
     { path: 'src/cache.ts', line: 12 },
     { path: 'main.ts', line: 3 },
     { path: 'src/cache.ts', line: 40 },
+    { path: 'package.json' },
   ]);
 });
 
-test('progress: a line per phase and packing stage; prefill its first line, then only at each further 25 %', () => {
+test('progress: a line per phase, once per packing stage (read and tokenize interleave); prefill its first line, then only at each further 25 %', () => {
   const lines = new ProgressLines();
   const events: WireAskEvent[] = [
     { kind: 'pack', phase: 'walk', done: 1, total: 0 },
     { kind: 'pack', phase: 'read', done: 1, total: 3 },
+    { kind: 'pack', phase: 'tokenize', done: 1, total: 0 },
     { kind: 'pack', phase: 'read', done: 2, total: 3 },
+    { kind: 'pack', phase: 'tokenize', done: 2, total: 0 },
     { kind: 'packed', files: 3, skipped: 0, promptTokens: 1000, paths: [], notices: [] },
     ...[10, 20, 30, 40, 55, 80, 100].map((p): WireAskEvent => ({ kind: 'prefill', done: p * 10, total: 1000, tokensPerSecond: 500 })),
     { kind: 'snap', L: 1000, B: 256, ms: 12.3, keptPerHead: [] } as unknown as WireAskEvent,
@@ -77,6 +80,7 @@ test('progress: a line per phase and packing stage; prefill its first line, then
   assert.deepEqual(shown, [
     'packing the repository: walk 1 files',
     'packing the repository: read 1 / 3 files',
+    'packing the repository: tokenize 1 files',
     'packed 3 files (1,000 tokens), prefilling…',
     'prefill 10 % · 500 tok/s',
     'prefill 30 % · 500 tok/s',
@@ -244,7 +248,7 @@ test('the answer streams as markdown, with progress, references by kept share, p
     q.onEvent?.({ kind: 'packed', files: 2, skipped: 0, promptTokens: 400, paths: ['src/cache.ts', 'src/main.ts'], notices: [] });
     q.onEvent?.({ kind: 'prefill', done: 400, total: 400, tokensPerSecond: 800 });
     q.onEvent?.({ kind: 'token', text: 'Eviction is in ' });
-    q.onEvent?.({ kind: 'token', text: 'src/cache.ts:3; missing.ts:9 is not a file here.' });
+    q.onEvent?.({ kind: 'token', text: 'src/cache.ts:3; missing.ts:9 is not a file here; src/main.ts calls it.' });
     return STATS(report([['src/main.ts', 0.2, 'full'], ['src/cache.ts', 0.6, 'full'], ['secret.env', null, 'left-out']]));
   });
   const s = recordingStream();
@@ -252,13 +256,15 @@ test('the answer streams as markdown, with progress, references by kept share, p
   assert.deepEqual(s.calls.filter((c) => c.kind === 'progress').map((c) => c.value), ['packed 2 files (400 tokens), prefilling…', 'prefill 100 % · 800 tok/s']);
   assert.deepEqual(s.calls.filter((c) => c.kind === 'reference').map((c) => (c.value as Uri).fsPath), [path.join(ws, 'src/cache.ts'), path.join(ws, 'src/main.ts')]);
   const anchors = s.calls.filter((c) => c.kind === 'anchor');
-  assert.equal(anchors.length, 1, 'a place whose file does not exist is no anchor');
+  assert.equal(anchors.length, 2, 'a place whose file does not exist is no anchor');
+  assert.equal((anchors[1]!.value as Uri).fsPath, path.join(ws, 'src/main.ts'), 'a file named without a line is anchored at the file');
+  assert.equal(anchors[1]!.title, 'src/main.ts');
   const loc = anchors[0]!.value as Location;
   assert.ok(loc instanceof Location);
   assert.equal(loc.uri.fsPath, path.join(ws, 'src/cache.ts'));
   assert.deepEqual([(loc.range as Position).line, (loc.range as Position).character], [2, 0]);
   assert.equal(anchors[0]!.title, 'src/cache.ts:3');
-  assert.match(s.markdown(), /^Eviction is in src\/cache\.ts:3; missing\.ts:9 is not a file here\./);
+  assert.match(s.markdown(), /^Eviction is in src\/cache\.ts:3; missing\.ts:9 is not a file here; src\/main\.ts calls it\.\n\n\*\*Places:\*\*  · \n\n_L 400/);
   assert.match(s.markdown(), /_L 400 → B 128 \(0\.32\) · prefill 40 ms · snap 2 ms · decode 100 ms · cache hit_$/);
   assert.deepEqual(participant.provideFollowups(result).map((f) => f.label), ['What depends on src/cache.ts:3?', 'Show the cache stats']);
 });

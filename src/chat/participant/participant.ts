@@ -163,12 +163,15 @@ export class RepoSnapParticipant {
       stream.markdown('\n\n**Places:** ');
       places.forEach((p, i) => {
         if (i > 0) stream.markdown(' · ');
-        stream.anchor(new vscode.Location(uriOf(p.path)!, new vscode.Position(p.line - 1, Math.max(0, (p.column ?? 1) - 1))), `${p.path}:${p.line}`);
+        const uri = uriOf(p.path)!;
+        if (p.line === undefined) stream.anchor(uri, p.path);
+        else stream.anchor(new vscode.Location(uri, new vscode.Position(p.line - 1, Math.max(0, (p.column ?? 1) - 1))), `${p.path}:${p.line}`);
       });
     }
     if (answer.stats) stream.markdown(`\n\n_${badgeText(answerStats(answer.stats))}_`);
     const followups: NonNullable<ParticipantMetadata['followups']> = [];
-    if (places[0]) followups.push({ prompt: `What depends on the code at ${places[0].path}:${places[0].line}?`, label: `What depends on ${places[0].path}:${places[0].line}?` });
+    const place = places.find((p) => p.line !== undefined);
+    if (place) followups.push({ prompt: `What depends on the code at ${place.path}:${place.line}?`, label: `What depends on ${place.path}:${place.line}?` });
     else if (refs[0]) followups.push({ prompt: `What does ${refs[0].path} do?`, label: `What does ${refs[0].path} do?` });
     followups.push({ prompt: 'the cache stats', label: 'Show the cache stats', command: 'stats' });
     metadata.followups = followups;

@@ -1,7 +1,7 @@
 /**
  * What `@reposnap` attaches to an answer (issue 32, item 1): the packed files as
  * `stream.reference`s, highest kept share first (the order of the webview's Context line,
- * src/chat/context-line.ts), and the answer's `path:line` places as `stream.anchor`s (found as
+ * src/chat/context-line.ts), and the answer's `path:line` places (and the files it names without a line) as `stream.anchor`s (found as
  * the webview finds its file links, src/chat/links.ts). Plain TypeScript: paths only, the
  * participant makes the `vscode.Uri`s and `vscode.Location`s.
  */
@@ -29,23 +29,29 @@ export function packedReferences(report: ContextReport | undefined, max = MAX_RE
     .map((f) => ({ path: f.path, keptShare: f.keptShare }));
 }
 
-/** A `path:line` place named in an answer (1-based line and column). */
+/** A place named in an answer: a `path:line` (1-based line and column), or a file named without a line (`line` absent). */
 export interface AnswerPlace {
   path: string;
-  line: number;
+  line?: number;
   column?: number;
 }
 
-/** The `path:line` places of an answer, in order, each once (references without a line are not places). */
+/**
+ * The places an answer names, in order, each once: its `path:line` references first, then the
+ * files it names without a line that no `path:line` already points into (anchored at the file).
+ */
 export function answerPlaces(text: string): AnswerPlace[] {
   const seen = new Set<string>();
-  const out: AnswerPlace[] = [];
-  for (const r of findFileReferences(text)) {
-    if (r.line === undefined) continue;
-    const key = `${r.path}:${r.line}`;
-    if (seen.has(key)) continue;
+  const lines: AnswerPlace[] = [];
+  const files: AnswerPlace[] = [];
+  const refs = findFileReferences(text);
+  const withLine = new Set(refs.filter((r) => r.line !== undefined).map((r) => r.path));
+  for (const r of refs) {
+    const key = r.line === undefined ? r.path : `${r.path}:${r.line}`;
+    if (seen.has(key) || (r.line === undefined && withLine.has(r.path))) continue;
     seen.add(key);
-    out.push({ path: r.path, line: r.line, ...(r.column !== undefined ? { column: r.column } : {}) });
+    if (r.line === undefined) files.push({ path: r.path });
+    else lines.push({ path: r.path, line: r.line, ...(r.column !== undefined ? { column: r.column } : {}) });
   }
-  return out;
+  return [...lines, ...files];
 }
