@@ -895,16 +895,15 @@ test('vscode chat: Stop cancels the answer within a second', async () => {
   // stop once the request runs (progress or text shows)
   const stop = page.locator('.interactive-input-part a.action-label[aria-label^="Cancel"], .interactive-input-part a.action-label[aria-label^="Stop"], .interactive-input-part .codicon-stop-circle, .interactive-input-part .codicon-debug-stop').first();
   await stop.waitFor({ state: 'visible', timeout: 15_000 });
-  // RepoSnap runs: its progress (packing, cache, prefill, SnapKV) shows; Stop as a person does,
-  // with the button's shortcut (the focus is in the chat input), before the answer streams
+  // RepoSnap runs: VS Code's "Working" or RepoSnap's progress (packing, cache, prefill, SnapKV) shows; click Stop before the answer streams
   const end = Date.now() + 30_000;
   // (the row is this request's once it shows no badge: until the new row renders, `last()` is the previous answer)
-  for (let text = ''; !(/packing|packed|cache |prefill|SnapKV/.test(text) && !BADGE.test(text)); text = await row.innerText().catch(() => '')) {
+  for (let text = ''; !(/Working|packing|packed|cache |prefill|SnapKV/.test(text) && !BADGE.test(text)); text = await row.innerText().catch(() => '')) {
     if (Date.now() > end) throw new Error(`RepoSnap did not start: ${await row.innerText()}`);
     await page.waitForTimeout(50);
   }
   const t0 = Date.now();
-  await page.keyboard.press('Control+Escape');
+  await stop.click({ force: true, timeout: 2000 });
   await stop.waitFor({ state: 'hidden', timeout: 5_000 });
   const ms = Date.now() - t0;
   // and the engine stopped too: RepoSnap's status item leaves its busy states (the engine service sets it once the engine's request ended)
@@ -932,6 +931,9 @@ test('vscode chat: /explain explains the selection', async () => {
   // lines 1-4 of src/math.ts are circleArea: its name, or what it computes, is in the explanation
   assert.match(text, /circleArea|area of a circle/i, 'the explanation is about the selected code');
   assert.match(text, / · cache hit\b/, 'the explanation reads the cached repository');
+  // the steps after this one run with the AI features off again, as before the Chat view's steps
+  await dismissChatNotice();
+  await editSettings({ 'chat.disableAIFeatures': true });
 });
 
 // last, so that the steps above see one engine process: a second window has its own engine

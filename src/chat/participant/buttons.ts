@@ -8,7 +8,7 @@
  * New Thread opens a new chat (`workbench.action.chat.newChat`), which is a new RepoSnap thread.
  * Plain TypeScript: tests check the buttons directly.
  */
-import { actionCommand, type ActionCommand } from '../errors';
+import { actionCommand, errorCardMarkdown, type ActionCommand } from '../errors';
 import type { ErrorCard } from '../protocol';
 
 /** A button under a failed answer: `vscode.Command`'s fields. */
@@ -35,8 +35,11 @@ export function cardButtons(card: ErrorCard, retryQuery?: string): CardButton[] 
   });
 }
 
-/** The card's title and text as markdown (markdown's special characters in them escaped): `**title**`, a blank line, the text. */
+/**
+ * The card's title and text as markdown, as an explanation shows them (`errorCardMarkdown`:
+ * markdown's special characters escaped, `**title**`, a blank line, the text), without links: the
+ * actions are buttons here.
+ */
 export function cardMarkdown(card: ErrorCard): string {
-  const esc = (s: string) => s.replace(/([\\`*_{}[\]()#+!|<>])/g, '\\$1');
-  return `**${esc(card.title)}**\n\n${esc(card.text)}`;
+  return errorCardMarkdown(card, () => undefined);
 }
