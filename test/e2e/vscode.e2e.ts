@@ -852,7 +852,7 @@ test('vscode chat: RepoSnap\'s model is listed in the model picker (Ask mode: ag
   assert.match(await picker.innerText(), /SmolLM2/, 'and chosen');
 });
 
-test('vscode chat: @reposnap answers about the workspace with references and a path:line anchor', async () => {
+test('vscode chat: @reposnap answers about the workspace with references, and anchors at the places it names (path:line where the answer gives a line, else the file)', async () => {
   const row = await sendChat('@reposnap Which file defines the Rectangle class? Answer with the file and its line, like src/file.ts:10.');
   const text = await chatAnswered(row, '32-reposnap-no-answer');
   console.log(`@reposnap answer: ${text.replace(/\s+/g, ' ').slice(0, 800)}`);

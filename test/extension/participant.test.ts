@@ -341,3 +341,35 @@ test('/explain asks about the active selection with the file quoted, in the chat
   assert.deepEqual(asked[0]!.quoted, { path: workspace.asRelativePath(Uri.file(path.join(ws, 'src', 'cache.ts'))), text });
   assert.equal(result.metadata!.command, 'explain');
 });
+
+test('/stats shows the workspace\'s questions as markdown (summary and the badge of each), /new starts an empty thread the next question continues', async () => {
+  const base = { snap: true, files: 2, packMs: 5, prefillTokS: 500, snapMs: 2, decodeTokens: 12, decodeTokS: 120, kvBytesBefore: 4 * 2 ** 20, model: 'm.gguf', source: 'chat' as const };
+  const records = [
+    { ...base, at: 1, question: 'Where is X?', L: 600, B: 256, ratio: 0.5, prefillMs: 20_000, decodeMs: 2000, ttftMs: 20_500, cache: 'miss' as const, kvBytesAfter: 2 * 2 ** 20 },
+    { ...base, at: 2, question: 'And | Y?', L: 620, B: 256, ratio: 0.25, prefillMs: 300, decodeMs: 1500, ttftMs: 500, cache: 'hit' as const, kvBytesAfter: 3 * 2 ** 20 },
+  ];
+  fake.reset();
+  const chat = { ask: async () => assert.fail('nothing is asked'), createThread: () => 'fresh', threadTurns: () => [] };
+  const participant = new RepoSnapParticipant({ chat: chat as never, records: () => records, root: () => ws });
+  const s = recordingStream();
+  await participant.handle(request('', 'stats'), { history: [] } as never, s.stream as never, token().token as never);
+  assert.equal(
+    s.markdown(),
+    [
+      '**2 questions** · cache: hit 1, miss 1',
+      '',
+      '- mean kept ratio B / L: 0.38',
+      '- mean time to first token: cold 20.5 s, warm 500 ms',
+      '- KV cache saved by SnapKV: 3.0 MiB',
+      '',
+      '| question | source | stats |',
+      '|---|---|---|',
+      '| And \\| Y? | chat | L 620 → B 256 (0.25) · prefill 300 ms · snap 2 ms · decode 1.5 s · cache hit |',
+      '| Where is X? | chat | L 600 → B 256 (0.50) · prefill 20.0 s · snap 2 ms · decode 2.0 s · cache miss |',
+    ].join('\n'),
+  );
+  const n = recordingStream();
+  const result = await participant.handle(request('', 'new'), { history: [] } as never, n.stream as never, token().token as never);
+  assert.deepEqual(result.metadata, { threadId: 'fresh', command: 'new' });
+  assert.deepEqual(chooseThread(participantTurns(history([{ prompt: '', command: 'new', metadata: result.metadata as Record<string, unknown> }]), PARTICIPANT_ID), () => []), { kind: 'continue', threadId: 'fresh' });
+});
