@@ -6,7 +6,8 @@
 #
 # Tools are installed once, outside the repository, under $REPOSNAP_E2E_CACHE
 # (default ~/.cache/reposnap-e2e); a second run only checks they are there. Screenshots go to
-# $REPOSNAP_E2E_OUT (default $REPOSNAP_E2E_CACHE/out).
+# $REPOSNAP_E2E_OUT (default $REPOSNAP_E2E_CACHE/out). E2E_TEST_PATTERN runs only the steps whose
+# name matches it (node's --test-name-pattern), e.g. E2E_TEST_PATTERN='^vscode chat:'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -143,5 +144,5 @@ echo "[e2e] code-server $CODE_SERVER_VERSION on port $PORT after $(( $(date +%s)
 
 # --- drive it -----------------------------------------------------------------------------
 E2E_URL="http://127.0.0.1:$PORT" E2E_USER_DATA="$WORK/user" E2E_WORKSPACE="$WS" E2E_CACHE_DIR="$REPOSNAP_CACHE_DIR" E2E_EXTENSIONS="$WORK/extensions" E2E_OUT="$OUT" E2E_CHROMIUM="$CHROMIUM" \
-  node --import tsx --test --test-reporter=spec test/e2e/vscode.e2e.ts
+  node --import tsx --test --test-reporter=spec ${E2E_TEST_PATTERN:+--test-name-pattern "$E2E_TEST_PATTERN"} test/e2e/vscode.e2e.ts
 echo "[e2e] done in $(( $(date +%s) - START )) s; screenshots in $OUT"

@@ -4,6 +4,8 @@
  * extension host never loads the native addon.
  */
 import * as vscode from 'vscode';
+import { chatApis } from './chat/api-presence';
+import { registerParticipant } from './chat/participant/participant';
 import { ChatViewProvider, CHAT_VIEW_ID } from './chat/view';
 import { registerCommands } from './commands/register';
 import { Settings } from './config/accessor';
@@ -15,6 +17,8 @@ import { registerPrefixWatcher } from './host/watcher';
 import { StatsPanel } from './stats/panel';
 import { QuestionRecords } from './stats/records';
 import { StatusBar } from './stats/status';
+import { registerModelProvider, RepoSnapModelProvider } from './lm/provider';
+import { AskRepositoryTool, TOOL_NAME } from './lm/tool';
 
 /** Activation (on the chat view or a RepoSnap command): registers everything, starts nothing. */
 export function activate(context: vscode.ExtensionContext): void {
@@ -48,6 +52,20 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.languages.registerCodeLensProvider({ scheme: 'file' }, lenses),
   );
   registerCommands(context, { chat, explain, engine, records, stats });
+  // VS Code's own Chat view, where the host has its APIs (src/chat/api-presence.ts); the webview above always
+  const apis = chatApis(vscode);
+  log.info(`chat APIs: participant ${apis.participant}, model provider ${apis.modelProvider}, tools ${apis.tools}`);
+  if (apis.participant) context.subscriptions.push(registerParticipant(context, { chat, records: () => records.all(), root: () => engine.repository()?.uri.fsPath }));
+  if (apis.modelProvider) {
+    const provider = new RepoSnapModelProvider(engine, () => settings.get());
+    context.subscriptions.push(
+      provider,
+      registerModelProvider(provider),
+      engine.onDidChangeModelChoice(() => provider.refresh()),
+      settings.onDidChange((keys) => (['model', 'contextSize', 'maxTokens'] as const).some((k) => keys.has(k)) && provider.refresh()),
+    );
+  }
+  if (apis.tools) context.subscriptions.push(vscode.lm.registerTool(TOOL_NAME, new AskRepositoryTool(engine)));
   registerPrefixWatcher(context, engine);
 }
 

@@ -139,26 +139,43 @@ export function errorCardMarkdown(c: ErrorCard, commandOf: (a: ErrorAction) => s
 /** Commands an explanation's error card may link to (the comment's `isTrusted.enabledCommands`). */
 export const EXPLAIN_CARD_COMMANDS = ['reposnap.selectModel', 'reposnap.useModel', 'reposnap.downloadModel', 'reposnap.showLog', 'workbench.action.openSettings', 'workbench.action.files.openFolder'];
 
+/** A VS Code command and its arguments (the shape of `vscode.Command` without its title). */
+export interface ActionCommand {
+  command: string;
+  arguments?: unknown[];
+}
+
 /**
- * The `command:` URI of a card action in an explanation, or undefined for the chat's own actions
- * (Retry, New Thread: an explanation is retried from its CodeLens or selection).
+ * The command of a card action that any front end can run, or undefined for a front end's own
+ * actions (Retry, New Thread: the webview runs them itself, an explanation is retried from its
+ * CodeLens or selection, the chat participant maps them to the Chat view's commands). The one
+ * mapping of actions to commands: explanations' `command:` links and `@reposnap`'s
+ * `stream.button`s both use it.
  */
-export function explainActionCommand(a: ErrorAction): string | undefined {
-  const uri = (command: string, args?: unknown[]) => `command:${command}${args ? `?${encodeURIComponent(JSON.stringify(args))}` : ''}`;
+export function actionCommand(a: ErrorAction): ActionCommand | undefined {
   switch (a.kind) {
     case 'selectModel':
-      return uri('reposnap.selectModel');
+      return { command: 'reposnap.selectModel' };
     case 'useModel':
-      return a.path ? uri('reposnap.useModel', [a.path]) : undefined;
+      return a.path ? { command: 'reposnap.useModel', arguments: [a.path] } : undefined;
     case 'downloadModel':
-      return uri('reposnap.downloadModel');
+      return { command: 'reposnap.downloadModel' };
     case 'showLog':
-      return uri('reposnap.showLog');
+      return { command: 'reposnap.showLog' };
     case 'openSettings':
-      return uri('workbench.action.openSettings', [a.setting ?? 'reposnap']);
+      return { command: 'workbench.action.openSettings', arguments: [a.setting ?? 'reposnap'] };
     case 'openFolder':
-      return uri('workbench.action.files.openFolder');
+      return { command: 'workbench.action.files.openFolder' };
     default:
       return undefined;
   }
+}
+
+/**
+ * The `command:` URI of a card action in an explanation ({@link actionCommand}), or undefined for
+ * the chat's own actions (Retry, New Thread).
+ */
+export function explainActionCommand(a: ErrorAction): string | undefined {
+  const c = actionCommand(a);
+  return c ? `command:${c.command}${c.arguments ? `?${encodeURIComponent(JSON.stringify(c.arguments))}` : ''}` : undefined;
 }

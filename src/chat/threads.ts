@@ -87,6 +87,16 @@ export class ThreadStore {
     return t;
   }
 
+  /** Starts a new empty thread without making it active (another front end's: a `@reposnap` chat session). */
+  create(): ChatThread {
+    const t = emptyThread();
+    this.data.threads.unshift(t);
+    this.data.threads.splice(MAX_THREADS);
+    if (!this.get(this.data.activeId)) this.data.activeId = t.id;
+    this.save();
+    return t;
+  }
+
   /** Makes a thread active; false when it does not exist. */
   select(id: string): boolean {
     if (!this.get(id)) return false;

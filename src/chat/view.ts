@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { AbortError } from '../engine/errors';
 import type { EngineService } from '../host/service';
 import type { WireAskEvent, WireAskStats } from '../host/protocol';
+import type { QuotedFile } from '../context/quoted';
 import { modelDisplayName } from '../models/resolve';
 import type { Settings } from '../config/accessor';
 import { chatContext } from './context-line';
@@ -29,6 +30,7 @@ import {
   type ToWebview,
 } from './protocol';
 import { messageId, ThreadStore } from './threads';
+import type { ThreadTurn } from './participant/history';
 import { downloadLabel, welcomeCard } from './welcome';
 
 /** The view's id (package.json `contributes.views`). */
@@ -42,6 +44,25 @@ export interface ChatAnswer {
   /** The failure as the chat shows it. */
   errorCard?: ErrorCard;
   cancelled?: boolean;
+  /** The thread the question was asked in, and its answer's message id. */
+  threadId?: string;
+  messageId?: string;
+}
+
+/**
+ * What another front end (the `@reposnap` chat participant, src/chat/participant/) adds to a
+ * question it asks through {@link ChatViewProvider.ask}: its own cancellation, a listener of the
+ * pipeline's events (progress, tokens) and the file an explanation quotes.
+ */
+export interface AskObserver {
+  /** Aborting it stops the answer as the webview's Stop button does. */
+  signal?: AbortSignal;
+  /** Every pipeline event, tokens included, as the webview gets it. */
+  onEvent?: (e: WireAskEvent) => void;
+  /** Called once when the question waits for another answer (one answer at a time). */
+  onWait?: () => void;
+  /** The file whose code the question quotes (`/explain`): refused when the packer would leave it out for its secrets. */
+  quoted?: QuotedFile;
 }
 
 /** The progress line of a question that waits for another thread's (or an explanation's) answer. */
@@ -169,9 +190,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    * Asks a question in a thread (default the active one: the chat input and the `reposnap.ask`
    * command). While another thread's answer (or an explanation) runs, the question waits for it
    * with "Waiting for the other answer to finish…"; a thread answers one question at a time.
-   * Resolves when the answer is finished, failed or stopped.
+   * Resolves when the answer is finished, failed or stopped. `observer`: another front end's
+   * cancellation and event listener (the chat participant); the webview shows the answer too.
    */
-  async ask(question: string, threadId = this.threads.active.id): Promise<ChatAnswer> {
+  async ask(question: string, threadId = this.threads.active.id, observer: AskObserver = {}): Promise<ChatAnswer> {
     const thread = this.threads.get(threadId);
     if (!thread) return { text: '', error: 'That thread no longer exists.' };
     if (this.busy.has(thread.id)) return { text: '', error: 'This thread is still answering the previous question: stop it first.' };
@@ -180,6 +202,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.threads.add(thread.id, user);
     this.threads.add(thread.id, answer);
     const controller = new AbortController();
+    if (observer.signal?.aborted) controller.abort();
+    observer.signal?.addEventListener('abort', () => controller.abort(), { once: true });
+    const ids = { threadId: thread.id, messageId: answer.id };
     const busy: ThreadBusy = { messageId: answer.id, controller, waiting: false };
     this.busy.set(thread.id, busy);
     this.postState();
@@ -194,13 +219,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         question,
         source: 'chat',
         signal: controller.signal,
+        ...(observer.quoted ? { quoted: observer.quoted } : {}),
         onDownload: (p) => setProgress(downloadProgressOf(p)),
         onWait: () => {
+          observer.onWait?.();
           busy.waiting = true;
           setProgress(WAITING_PROGRESS);
           this.postState();
         },
         onEvent: (e) => {
+          observer.onEvent?.(e);
           if (busy.waiting) {
             busy.waiting = false;
             busy.progress = undefined;
@@ -221,7 +249,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       this.busy.delete(thread.id);
       this.post({ type: 'done', messageId: answer.id, stats: badge, ...(context ? { context } : {}) });
       this.postState();
-      return { text: answer.text, stats };
+      return { text: answer.text, stats, ...ids };
     } catch (e) {
       const cancelled = e instanceof AbortError;
       const card = cancelled ? undefined : failureCard(e);
@@ -229,8 +257,38 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       this.busy.delete(thread.id);
       this.post({ type: 'failed', messageId: answer.id, error: card?.text, errorCard: card, cancelled });
       this.postState();
-      return { text: answer.text, error: card?.text, errorCard: card, cancelled };
+      return { text: answer.text, error: card?.text, errorCard: card, cancelled, ...ids };
     }
+  }
+
+  /**
+   * A RepoSnap thread for another front end (one `@reposnap` chat session): created without
+   * becoming the webview's active thread, titled by its first question.
+   */
+  createThread(): string {
+    const id = this.threads.create().id;
+    this.postState();
+    return id;
+  }
+
+  /**
+   * The turns of a thread in order (each question and its answer's message id), for checking
+   * another front end's history against (src/chat/participant/history.ts); undefined when the
+   * thread does not exist.
+   */
+  threadTurns(threadId: string): ThreadTurn[] | undefined {
+    const t = this.threads.get(threadId);
+    if (!t) return undefined;
+    const turns: ThreadTurn[] = [];
+    let question: string | undefined;
+    for (const m of t.messages) {
+      if (m.role === 'user') question = m.text;
+      else if (question !== undefined) {
+        turns.push({ question, answerId: m.id });
+        question = undefined;
+      }
+    }
+    return turns;
   }
 
   /** Stops the answer of a thread (default the active one), streaming or waiting for its turn. */

@@ -8,10 +8,13 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { AbortError } from '../engine/errors';
+import type { CompleteStats } from '../pipeline/complete';
 import {
   parseFromHost,
   type AskParams,
+  type CompleteParams,
   type FromHost,
+  type ModelSpec,
   type ToHost,
   type WireAskEvent,
   type WireAskStats,
@@ -146,6 +149,36 @@ export class EngineClient {
       clearTimeout(grace);
       options.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * A plain chat completion (src/pipeline/complete.ts): streams `token` (and `prefill`) events;
+   * resolves with its sizes and times. Rejects as {@link ask} does; cancelled through `signal`.
+   */
+  async complete(params: CompleteParams, options: AskOptions = {}): Promise<CompleteStats> {
+    if (options.signal?.aborted) throw new AbortError();
+    const id = String(this.nextId++);
+    const done = this.request({ type: 'complete', id, params }, options.onEvent);
+    const onAbort = () => this.post({ type: 'cancel', id });
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const m = await done;
+      if (m.type !== 'completed') throw new Error(`unexpected reply '${m.type}' to complete`);
+      return m.stats;
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Token counts of `texts` with `model`'s own tokenizer (`llama_tokenize`, no BOS), and the
+   * model's training context [tokens]. Loads the model in the engine when it is not loaded.
+   */
+  async countTokens(model: ModelSpec, texts: string[]): Promise<{ counts: number[]; trainContext: number }> {
+    const id = String(this.nextId++);
+    const m = await this.request({ type: 'countTokens', id, model, texts });
+    if (m.type !== 'counted') throw new Error(`unexpected reply '${m.type}' to countTokens`);
+    return { counts: m.counts, trainContext: m.trainContext };
   }
 
   /**

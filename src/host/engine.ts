@@ -9,11 +9,13 @@ import { CacheStore } from '../cache/store';
 import { processTagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
 import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
+import { complete, countTokens } from '../pipeline/complete';
 import {
   cacheOutcome,
   toWireError,
   toWireEvent,
   type AskParams,
+  type CompleteParams,
   type FromHost,
   type ModelSpec,
   type ToHost,
@@ -62,10 +64,16 @@ export function toAskRequest(params: AskParams, model: EngineModel, signal: Abor
   };
 }
 
-interface Job {
-  id: string;
-  params: AskParams;
-  controller: AbortController;
+/** A queued request: a question, a plain completion, or a token count that needs its model loaded. */
+type Job = { id: string; controller: AbortController } & (
+  | { kind: 'ask'; params: AskParams }
+  | { kind: 'complete'; params: CompleteParams }
+  | { kind: 'countTokens'; model: ModelSpec; texts: string[] }
+);
+
+/** The key of a loaded model: its file, layers offloaded and RPC servers. */
+function modelKey(spec: ModelSpec): string {
+  return `${spec.path}\0${spec.gpuLayers}\0${(spec.rpcServers ?? []).join(',')}`;
 }
 
 /** Request loop of one engine process. `send` posts a message to the extension host. */
@@ -83,8 +91,20 @@ export class EngineHost {
   receive(msg: ToHost): void {
     switch (msg.type) {
       case 'ask':
-        this.queue.push({ id: msg.id, params: msg.params, controller: new AbortController() });
+        this.queue.push({ kind: 'ask', id: msg.id, params: msg.params, controller: new AbortController() });
         void this.pump();
+        break;
+      case 'complete':
+        this.queue.push({ kind: 'complete', id: msg.id, params: msg.params, controller: new AbortController() });
+        void this.pump();
+        break;
+      case 'countTokens':
+        // the loaded model counts at once, even while a question runs (tokenizing touches no context)
+        if (this.model?.key === modelKey(msg.model)) this.sendCounts(msg.id, this.model.model, msg.texts);
+        else {
+          this.queue.push({ kind: 'countTokens', id: msg.id, model: msg.model, texts: msg.texts, controller: new AbortController() });
+          void this.pump();
+        }
         break;
       case 'cancel': {
         if (this.running?.id === msg.id) {
@@ -123,14 +143,21 @@ export class EngineHost {
     this.running = job;
     const emit = (event: WireAskEvent) => this.send({ type: 'event', id: job.id, event });
     try {
-      const model = await this.loadModel(job.params.model, emit);
-      const stats = await this.run(toAskRequest(job.params, model, job.controller.signal), (e) => emit(toWireEvent(e)));
-      this.send({ type: 'done', id: job.id, stats: { ...stats, cache: cacheOutcome(stats) } });
+      const model = await this.loadModel(job.kind === 'countTokens' ? job.model : job.params.model, emit);
+      if (job.kind === 'countTokens') this.sendCounts(job.id, model, job.texts);
+      else if (job.kind === 'complete') {
+        const { model: _spec, ...rest } = job.params;
+        const stats = await complete({ ...rest, model, signal: job.controller.signal }, emit);
+        this.send({ type: 'completed', id: job.id, stats });
+      } else {
+        const stats = await this.run(toAskRequest(job.params, model, job.controller.signal), (e) => emit(toWireEvent(e)));
+        this.send({ type: 'done', id: job.id, stats: { ...stats, cache: cacheOutcome(stats) } });
+      }
     } catch (e) {
       const error = job.controller.signal.aborted ? { name: 'AbortError', message: 'cancelled' } : toWireError(e);
       this.send({ type: 'error', id: job.id, error });
       // a question that failed before the cache saved anything leaves no empty folder (the store makes it again on its next write)
-      const store = job.params.cacheDir ? stores.get(job.params.cacheDir) : undefined;
+      const store = job.kind === 'ask' && job.params.cacheDir ? stores.get(job.params.cacheDir) : undefined;
       if (store) await store.removeIfEmpty();
     } finally {
       this.running = undefined;
@@ -138,9 +165,18 @@ export class EngineHost {
     }
   }
 
+  /** Answers a `countTokens` request with the model's tokenizer ({@link countTokens}). */
+  private sendCounts(id: string, model: EngineModel, texts: string[]): void {
+    try {
+      this.send({ type: 'counted', id, counts: texts.map((t) => countTokens(model, t)), trainContext: model.info.nCtxTrain });
+    } catch (e) {
+      this.send({ type: 'error', id, error: toWireError(e) });
+    }
+  }
+
   /** The model of a request: the loaded one when it matches, else loads it (disposing the old one). */
   private async loadModel(spec: ModelSpec, emit: (e: WireAskEvent) => void): Promise<EngineModel> {
-    const key = `${spec.path}\0${spec.gpuLayers}\0${(spec.rpcServers ?? []).join(',')}`;
+    const key = modelKey(spec);
     if (this.model?.key === key) return this.model.model;
     this.model?.model.dispose();
     this.model = undefined;

@@ -13,6 +13,7 @@ import { SnapOptionsSchema } from '../config/snap-options';
 import type { PackOptions } from '../context/pack';
 import type { SessionOptions } from '../engine/session';
 import type { AskEvent, AskRequest, AskStats } from '../pipeline/ask';
+import type { CompleteStats } from '../pipeline/complete';
 
 /** The model of a request: a resolved local GGUF file (URIs are resolved before sending). */
 export interface ModelSpec {
@@ -48,9 +49,26 @@ export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'context
   cacheDir?: string;
 };
 
+/**
+ * A plain chat completion (src/pipeline/complete.ts, the Language Model Chat Provider's requests):
+ * messages rendered with the model's chat template, full attention, nothing packed or cached.
+ */
+export interface CompleteParams {
+  model: ModelSpec;
+  messages: { role: 'system' | 'user' | 'assistant'; content: string }[];
+  /** Context size [tokens]; absent: the model's training context, at most 8192. */
+  contextSize?: number;
+  /** The longest answer [tokens]. */
+  maxTokens: number;
+  session: Pick<SessionOptions, 'flashAttention' | 'kvCacheType'>;
+}
+
 /** Messages from the extension host to the engine process. */
 export type ToHost =
   | { type: 'ask'; id: string; params: AskParams }
+  | { type: 'complete'; id: string; params: CompleteParams }
+  /** Token counts of `texts` with the model's own tokenizer (loaded when it is not). */
+  | { type: 'countTokens'; id: string; model: ModelSpec; texts: string[] }
   | { type: 'cancel'; id: string }
   | { type: 'clearCache'; id: string; cacheDir?: string }
   | { type: 'shutdown' };
@@ -93,6 +111,9 @@ export type FromHost =
     }
   | { type: 'event'; id: string; event: WireAskEvent }
   | { type: 'done'; id: string; stats: WireAskStats }
+  | { type: 'completed'; id: string; stats: CompleteStats }
+  /** One count per text of `countTokens`, and the model's training context [tokens] (`n_ctx_train`). */
+  | { type: 'counted'; id: string; counts: number[]; trainContext: number }
   | { type: 'cleared'; id: string; bytes: number }
   | { type: 'error'; id: string; error: WireError };
 
@@ -145,6 +166,16 @@ export function parseToHost(x: unknown): ToHost | undefined {
       if (p.quoted !== undefined && !(isObj(p.quoted) && isStr(p.quoted.path) && isStr(p.quoted.text))) return undefined;
       return x as unknown as ToHost;
     }
+    case 'complete': {
+      const p = x.params;
+      if (!isStr(x.id) || !isObj(p) || !isObj(p.model) || !isStr(p.model.path) || !isNum(p.model.gpuLayers) || !isNum(p.maxTokens) || !isObj(p.session)) return undefined;
+      if (p.contextSize !== undefined && !isNum(p.contextSize)) return undefined;
+      const roles = ['system', 'user', 'assistant'];
+      if (!Array.isArray(p.messages) || !p.messages.every((m) => isObj(m) && isStr(m.content) && roles.includes(m.role as string))) return undefined;
+      return x as unknown as ToHost;
+    }
+    case 'countTokens':
+      return isStr(x.id) && isObj(x.model) && isStr(x.model.path) && isNum(x.model.gpuLayers) && Array.isArray(x.texts) && x.texts.every(isStr) ? (x as unknown as ToHost) : undefined;
     case 'cancel':
       return isStr(x.id) ? (x as unknown as ToHost) : undefined;
     case 'clearCache':
@@ -170,6 +201,10 @@ export function parseFromHost(x: unknown): FromHost | undefined {
       return isStr(x.id) && isObj(x.stats) && isNum(x.stats.L) && isNum(x.stats.B) && isStr(x.stats.cache) ? (x as unknown as FromHost) : undefined;
     case 'cleared':
       return isStr(x.id) && isNum(x.bytes) ? (x as unknown as FromHost) : undefined;
+    case 'completed':
+      return isStr(x.id) && isObj(x.stats) && isNum(x.stats.promptTokens) && isNum(x.stats.decodeTokens) ? (x as unknown as FromHost) : undefined;
+    case 'counted':
+      return isStr(x.id) && Array.isArray(x.counts) && x.counts.every(isNum) && isNum(x.trainContext) ? (x as unknown as FromHost) : undefined;
     case 'error':
       return isStr(x.id) && isObj(x.error) && isStr(x.error.name) && isStr(x.error.message) ? (x as unknown as FromHost) : undefined;
     default:

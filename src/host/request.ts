@@ -5,7 +5,7 @@
  */
 import type { ReposnapSettings } from '../config/settings';
 import type { QuotedFile } from '../context/quoted';
-import type { AskParams, ModelSpec } from './protocol';
+import type { AskParams, CompleteParams, ModelSpec } from './protocol';
 
 /** What a request names besides the settings: the thread, the folder, the question, the model file, the cache folder. */
 export interface AskTarget {
@@ -56,5 +56,22 @@ export function askParams(settings: ReposnapSettings, target: AskTarget): AskPar
     ...(target.cacheDir !== undefined ? { cacheDir: target.cacheDir } : {}),
     ...(target.prepareOnly !== undefined ? { prepareOnly: target.prepareOnly } : {}),
     ...(target.quoted !== undefined ? { quoted: target.quoted } : {}),
+  };
+}
+
+/**
+ * The plain completion request (src/pipeline/complete.ts) of a Language Model Chat Provider
+ * request under `settings`: the model file, its layers, the context size (`0`: the model's
+ * default, sent as none), the answer length (the caller's `maxTokens` when given, else
+ * `reposnap.maxTokens`) and the engine options. Pure.
+ */
+export function completeParams(settings: ReposnapSettings, modelPath: string, messages: CompleteParams['messages'], maxTokens?: number): CompleteParams {
+  const s = settings;
+  return {
+    model: { path: modelPath, gpuLayers: s.GPULayers, ...(s.RPCServers.length > 0 ? { rpcServers: [...s.RPCServers] } : {}) },
+    messages,
+    ...(s.contextSize > 0 ? { contextSize: s.contextSize } : {}),
+    maxTokens: maxTokens ?? s.maxTokens,
+    session: { flashAttention: s.flashAttention, kvCacheType: s.KVCacheType },
   };
 }

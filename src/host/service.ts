@@ -23,7 +23,9 @@ import type { QuotedFile } from '../context/quoted';
 import { EngineClient, EngineCrashedError } from './client';
 import type { WireAskEvent, WireAskStats } from './protocol';
 import { RecentSaves } from './recent-files';
-import { askParams } from './request';
+import { askParams, completeParams } from './request';
+import type { CompleteParams } from './protocol';
+import type { CompleteStats } from '../pipeline/complete';
 
 /** One question from a feature. */
 export interface ServiceAsk {
@@ -190,6 +192,61 @@ export class EngineService implements vscode.Disposable {
     } finally {
       this.busy--;
       release();
+    }
+  }
+
+  /**
+   * A plain chat completion on the configured model (the Language Model Chat Provider's requests):
+   * waits its turn like a question (one answer at a time), resolves the model (downloading a URI
+   * as a question would), then streams `token` events. Rejects with `AbortError` when cancelled.
+   */
+  async complete(messages: CompleteParams['messages'], opts: { maxTokens?: number; signal?: AbortSignal; onEvent?: (e: WireAskEvent) => void } = {}): Promise<CompleteStats> {
+    if (this.modelChoice() === 'none') throw new NoModelChosenError();
+    const release = await this.queue.acquire(String(this.nextKey++), opts.signal);
+    const settings = this.settings.get();
+    this.busy++;
+    try {
+      const modelPath = await this.modelFile(settings, this.repository()?.uri.fsPath, opts.signal);
+      this.build ??= await selectEngineBuild(settings.GPU, this.context.extensionPath);
+      return await this.client.complete(completeParams(settings, modelPath, messages, opts.maxTokens), { signal: opts.signal, onEvent: opts.onEvent });
+    } catch (e) {
+      if (e instanceof AbortError || opts.signal?.aborted) throw new AbortError();
+      this.log.error((e as Error).message);
+      throw e;
+    } finally {
+      this.busy--;
+      release();
+    }
+  }
+
+  /**
+   * Token counts of `texts` with the configured model's own tokenizer (in the engine process,
+   * which loads the model when it has not yet), and its training context [tokens]. A model URI
+   * not downloaded yet is not downloaded for a count: `undefined` then.
+   */
+  async countTokens(texts: string[]): Promise<{ counts: number[]; trainContext: number } | undefined> {
+    const settings = this.settings.get();
+    const file = await this.localModelFile();
+    if (!file) return undefined;
+    this.build ??= await selectEngineBuild(settings.GPU, this.context.extensionPath);
+    return this.client.countTokens(completeParams(settings, file, []).model, texts);
+  }
+
+  /**
+   * The configured model's local GGUF file without downloading anything: a path that exists, or a
+   * model URI downloaded before; undefined otherwise (no model chosen, a URI not downloaded yet, a
+   * missing file).
+   */
+  async localModelFile(): Promise<string | undefined> {
+    if (this.modelChoice() === 'none') return undefined;
+    const settings = this.settings.get();
+    const known = this.resolved.get(settings.model);
+    if (known) return known;
+    if (isModelUri(settings.model)) return recordedFile(this.modelDirectory(), settings.model);
+    try {
+      return await this.modelFile(settings, this.repository()?.uri.fsPath);
+    } catch {
+      return undefined;
     }
   }
 

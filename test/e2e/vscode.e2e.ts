@@ -710,6 +710,238 @@ test('settings: an old reposnap.gpuLayers value moves to reposnap.GPULayers on r
   await editSettings({ 'reposnap.GPULayers': undefined });
 });
 
+// ---- VS Code's own Chat view (issue 32): @reposnap, RepoSnap (local) in the model picker, the tool ----
+
+/** The Chat view's widget (the auxiliary bar's or the panel's). */
+const chatWidget = () => page.locator('.interactive-session').last();
+
+/** A screenshot and what the Chat area shows (its text and buttons), for a step that did not find what it looked for. */
+async function chatDiagnostics(name: string): Promise<string> {
+  await shot(name);
+  const area = page.locator('.part.auxiliarybar, .part.panel, .interactive-session').first();
+  const text = (await area.innerText().catch(() => '')).replace(/\s+/g, ' ').slice(0, 1500);
+  const buttons = await page.locator('.part.auxiliarybar a.action-label, .part.auxiliarybar .monaco-button').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') || e.textContent).filter(Boolean)).catch(() => []);
+  const info = `chat area text: ${text}\nchat area buttons: ${JSON.stringify(buttons)}`;
+  console.log(info);
+  return info;
+}
+
+/** Opens a workspace file through Quick Open. */
+async function openFile(name: string): Promise<void> {
+  const quickOpen = await openQuickInput('Control+P', name);
+  await quickOpen.fill(name);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
+  await quickOpen.press('Enter');
+  await page.locator('.tabs-container .tab', { hasText: name }).first().waitFor();
+}
+
+/**
+ * Types a request into the Chat view's input and sends it; returns its response row: the last one
+ * once the last request row shows the text (the list is virtualized: counting rows is unreliable).
+ */
+async function sendChat(text: string): Promise<ReturnType<Page['locator']>> {
+  const input = chatWidget().locator('.interactive-input-part .monaco-editor').last();
+  await input.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+  await page.keyboard.press('Enter');
+  const words = text.replace(/^@reposnap\s*/, '').slice(0, 25);
+  const request = chatWidget().locator('.interactive-item-container.interactive-request').last();
+  const end = Date.now() + 30_000;
+  while (!(await request.innerText().catch(() => '')).replace(/\s+/g, ' ').includes(words)) {
+    if (Date.now() > end) {
+      await chatDiagnostics('xx-chat-not-sent');
+      throw new Error(`the request '${text}' does not show in the Chat view`);
+    }
+    await page.waitForTimeout(200);
+  }
+  await page.waitForTimeout(300);
+  return chatWidget().locator('.interactive-item-container.interactive-response').last();
+}
+
+/** RepoSnap's badge under an answer (`L … → B … (…) · prefill … · cache <outcome>`), not a progress line. */
+const BADGE = /L [\d,]+ → B [\d,]+ \([^)]*\) · .* · cache (hit|miss|partial|continue|off)\b/;
+
+/** Waits for the response row to end with RepoSnap's badge; returns its text. */
+async function chatAnswered(row: ReturnType<Page['locator']>, name: string): Promise<string> {
+  const end = Date.now() + ANSWER_TIMEOUT;
+  for (;;) {
+    const text = (await row.innerText().catch(() => '')) ?? '';
+    if (BADGE.test(text)) return text;
+    if (Date.now() > end) {
+      await chatDiagnostics(`xx-${name}`);
+      throw new Error(`no RepoSnap answer in the Chat view after ${ANSWER_TIMEOUT} ms: ${text.slice(0, 600)}`);
+    }
+    await page.waitForTimeout(300);
+  }
+}
+
+/** Closes Copilot's "Set BYOK utility models" notice in the Chat view when it shows (it covers the chat's last lines). */
+async function dismissChatNotice(): Promise<void> {
+  const close = page.getByRole('button', { name: 'Dismiss notification' }).first();
+  if (await close.isVisible().catch(() => false)) await close.click().catch(() => undefined);
+}
+
+/** The Chat input's model picker (its label is the model chosen, "Models" while none is). */
+const modelPicker = () => chatWidget().locator('.interactive-input-part .action-item', { hasText: /Models|SmolLM2|Auto/ }).last();
+
+test('vscode chat: the Chat view opens signed out (chat.disableAIFeatures off), and the reposnap_askRepository tool is listed in its Configure Tools', async () => {
+  await openFile('math.ts');
+  await editSettings({ 'chat.disableAIFeatures': false });
+  await runCommand('Chat: Open Chat');
+  try {
+    await chatWidget().locator('.interactive-input-part .monaco-editor').last().waitFor({ state: 'visible', timeout: 30_000 });
+  } catch (e) {
+    await chatDiagnostics('30-chat-view-no-input');
+    throw e;
+  }
+  await page.waitForTimeout(1000);
+  await dismissChatNotice();
+  await shot('30-chat-view-open');
+  // agent mode's input has Configure Tools… (the tools agent mode may call)
+  const configure = chatWidget().locator('.interactive-input-part a.action-label[aria-label^="Configure Tools"]').first();
+  await configure.click();
+  await page.locator('.quick-input-widget .monaco-list-row').first().waitFor({ timeout: 10_000 });
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.fill('RepoSnap');
+  await page.waitForTimeout(800);
+  // the tools are grouped by extension: expand RepoSnap's group
+  const group = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'RepoSnap' }).first();
+  await group.locator('.monaco-tl-twistie, .quick-input-tree-twistie, .codicon-chevron-right, .codicon-tree-item-expanded').first().click().catch(() => undefined);
+  await page.waitForTimeout(500);
+  let rows = (await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts()).map((r) => r.replace(/\s+/g, ' '));
+  if (!rows.some((r) => /^askRepository/.test(r))) {
+    await group.click();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(500);
+    rows = (await page.locator('.quick-input-widget .monaco-list-row').allInnerTexts()).map((r) => r.replace(/\s+/g, ' '));
+  }
+  console.log(`tools: ${JSON.stringify(rows)}`);
+  await shot('30b-chat-tools');
+  await page.keyboard.press('Escape');
+  // a tool row reads its reference name (#askRepository) and its description
+  assert.ok(rows.some((r) => /^askRepository.*RepoSnap's local, repository-aware model/.test(r)), 'the tool is listed');
+});
+
+test('vscode chat: RepoSnap\'s model is listed in the model picker (Ask mode: agent mode lists only models with tool calling)', async () => {
+  await runCommand('Chat: Open Chat (Ask)');
+  await dismissChatNotice();
+  const picker = modelPicker();
+  try {
+    await picker.waitFor({ state: 'visible', timeout: 10_000 });
+  } catch (e) {
+    await chatDiagnostics('31-no-model-picker');
+    throw e;
+  }
+  // VS Code asks a provider for its models when the picker needs them, and lists them once they arrive
+  const rowsOf = async () => (await page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row').allInnerTexts()).map((r) => r.replace(/\s+/g, ' '));
+  let rows: string[] = [];
+  const end = Date.now() + 30_000;
+  for (let attempt = 1; ; attempt++) {
+    await picker.click();
+    await page.waitForTimeout(1000);
+    rows = await rowsOf();
+    console.log(`model picker (label '${(await picker.innerText()).replace(/\s+/g, ' ')}', try ${attempt}): ${JSON.stringify(rows)}`);
+    if (rows.some((r) => /SmolLM2/.test(r)) || Date.now() > end) break;
+    await page.keyboard.press('Escape');
+    await page.waitForTimeout(2000);
+  }
+  await shot('31-model-picker');
+  const ours = page.locator('.action-widget .monaco-list-row, .context-view .monaco-list-row', { hasText: /SmolLM2/ }).first();
+  if (await ours.count()) await ours.click();
+  else await page.keyboard.press('Escape');
+  assert.ok(rows.some((r) => /SmolLM2/.test(r)), 'RepoSnap\'s model (the configured GGUF file) is in the picker');
+  assert.match(await picker.innerText(), /SmolLM2/, 'and chosen');
+});
+
+test('vscode chat: @reposnap answers about the workspace with references, and anchors at the places it names (path:line where the answer gives a line, else the file)', async () => {
+  const row = await sendChat('@reposnap Which file defines the Rectangle class? Answer with the file and its line, like src/file.ts:10.');
+  const text = await chatAnswered(row, '32-reposnap-no-answer');
+  console.log(`@reposnap answer: ${text.replace(/\s+/g, ' ').slice(0, 800)}`);
+  await dismissChatNotice();
+  await shot('32-reposnap-answer');
+  assert.match(text, /L [\d,]+ → B 256 .* · cache (hit|miss)/, 'the badge');
+  // references: the Chat view's "Used N references" list, expanded; RepoSnap's packed files, highest kept share first
+  const used = row.getByText(/^Used \d+ references?$/).first();
+  await used.waitFor({ state: 'attached', timeout: 10_000 });
+  // this VS Code folds the progress lines and the references into "Completed N steps": open it first
+  if (!(await used.isVisible())) await row.getByText(/^Completed \d+ steps?/).first().click();
+  await used.waitFor({ timeout: 10_000 });
+  const usedLabel = await used.innerText();
+  await used.click();
+  const list = row.locator('.chat-used-context-list .monaco-list-row');
+  await list.first().waitFor({ timeout: 10_000 });
+  const refs = (await list.allInnerTexts()).map((r) => r.replace(/\s+/g, ' ').trim());
+  console.log(`references (${usedLabel}): ${JSON.stringify(refs)}`);
+  await shot('32b-reposnap-references');
+  assert.ok(refs.filter((r) => /math\.ts|format\.ts|index\.ts|README\.md|package\.json/.test(r)).length >= 3, 'the packed files are referenced');
+  // anchors: the places the answer names, under "Places:" (path:line when the answer gives a line, else the file)
+  const anchors = row.locator('.chat-inline-anchor-widget');
+  const anchorTexts = (await anchors.allInnerTexts()).map((t) => t.trim());
+  console.log(`anchors: ${JSON.stringify(anchorTexts)}; a path:line among them: ${anchorTexts.some((t) => /:\d+$/.test(t))}`);
+  assert.ok(anchorTexts.some((t) => /math\.ts/.test(t)), 'the file the answer names (src/math.ts) is an anchor');
+  await anchors.filter({ hasText: 'math.ts' }).first().click();
+  await page.locator('.tabs-container .tab.active', { hasText: 'math.ts' }).waitFor({ timeout: 10_000 });
+});
+
+test('vscode chat: a follow-up in the same chat is a cache hit that resnaps', async () => {
+  const row = await sendChat('@reposnap Which function computes the area of a circle?');
+  const text = await chatAnswered(row, '32-followup-no-answer');
+  console.log(`follow-up: ${text.slice(-300)}`);
+  await shot('33-reposnap-followup');
+  assert.match(text, /L [\d,]+ → B 256 \(0\.\d\d\) · .* · cache hit/, 'the prefix restored and SnapKV run again (B < L) for the follow-up');
+});
+
+test('vscode chat: Stop cancels the answer within a second', async () => {
+  const row = await sendChat('@reposnap Describe every function of this repository in detail, one by one.');
+  // stop once the request runs (progress or text shows)
+  const stop = page.locator('.interactive-input-part a.action-label[aria-label^="Cancel"], .interactive-input-part a.action-label[aria-label^="Stop"], .interactive-input-part .codicon-stop-circle, .interactive-input-part .codicon-debug-stop').first();
+  await stop.waitFor({ state: 'visible', timeout: 15_000 });
+  // the engine runs this request: RepoSnap's status item shows a busy state (it is set from the
+  // engine's own progress events); click Stop then, before the answer streams
+  const status = page.locator('.statusbar-item', { hasText: 'RepoSnap:' }).first();
+  const busy = /packing|prefill|answering|loading/;
+  const end = Date.now() + 30_000;
+  let seen = '';
+  while (!busy.test((seen = await status.innerText().catch(() => '')))) {
+    if (Date.now() > end) throw new Error(`RepoSnap's engine did not start: status '${seen}', row ${await row.innerText()}`);
+    await page.waitForTimeout(25);
+  }
+  console.log(`stop: clicked while the status read '${seen.trim()}'`);
+  const t0 = Date.now();
+  await stop.click({ force: true, timeout: 2000 });
+  await stop.waitFor({ state: 'hidden', timeout: 5_000 });
+  const ms = Date.now() - t0;
+  // and the engine stopped too: RepoSnap's status item leaves its busy states (the engine service sets it once the engine's request ended)
+  while (busy.test(await status.innerText()) && Date.now() - t0 < 5000) await page.waitForTimeout(50);
+  const engineMs = Date.now() - t0;
+  console.log(`stop: the engine's request ended ${engineMs} ms after Stop (status '${(await status.innerText()).trim()}')`);
+  assert.ok(engineMs < 1000, `the engine stopped within a second (${engineMs} ms)`);
+  console.log(`stop: the request ended ${ms} ms after Stop; the row reads: ${(await row.innerText()).slice(-200)}`);
+  await shot('34b-reposnap-stopped');
+  assert.ok(ms < 1000, `stopped within a second (${ms} ms)`);
+  assert.doesNotMatch(await row.innerText(), BADGE, 'the answer did not finish (no badge)');
+});
+
+test('vscode chat: /explain explains the selection', async () => {
+  await page.locator('.tabs-container .tab', { hasText: 'math.ts' }).first().click();
+  await page.waitForTimeout(300);
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < 4; i++) await page.keyboard.press('Shift+ArrowDown');
+  const row = await sendChat('@reposnap /explain');
+  const text = await chatAnswered(row, '35-explain-no-answer');
+  console.log(`/explain: ${text.replace(/\s+/g, ' ').slice(0, 400)}`);
+  await shot('35-reposnap-explain');
+  // lines 1-4 of src/math.ts are circleArea: its name, or what it computes, is in the explanation
+  assert.match(text, /circleArea|area of a circle/i, 'the explanation is about the selected code');
+  assert.match(text, / · cache hit\b/, 'the explanation reads the cached repository');
+  // the steps after this one run with the AI features off again, as before the Chat view's steps
+  await dismissChatNotice();
+  await editSettings({ 'chat.disableAIFeatures': true });
+});
+
 // last, so that the steps above see one engine process: a second window has its own engine
 test('cache: a second window on the same folder hits the first window\'s cache on its first question; the store is in the run\'s cache folder', async () => {
   const first = page;

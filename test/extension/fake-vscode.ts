@@ -42,6 +42,24 @@ export class Range {
   }
 }
 
+/** As vscode's `Location`: a document and a position (or range) in it. */
+export class Location {
+  constructor(
+    readonly uri: Uri,
+    readonly range: Position | Range,
+  ) {}
+}
+
+/** As vscode's `LanguageModelTextPart`. */
+export class LanguageModelTextPart {
+  constructor(readonly value: string) {}
+}
+
+/** As vscode's `LanguageModelToolResult`. */
+export class LanguageModelToolResult {
+  constructor(readonly content: unknown[]) {}
+}
+
 export class Selection extends Range {
   get active(): Position {
     return this.end;
@@ -404,6 +422,14 @@ export const languages = {
     return disposable();
   },
 };
+
+/**
+ * The chat namespaces of a host without VS Code's chat APIs (VS Code before 1.90, forks without
+ * chat): no functions. A test that plays a host with them assigns `createChatParticipant`,
+ * `registerLanguageModelChatProvider` and `registerTool` and removes them after.
+ */
+export const chat: Record<string, unknown> = {};
+export const lm: Record<string, unknown> = {};
 
 export const env = {
   clipboard: { writeText: async () => {} },
