@@ -7,6 +7,7 @@
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
 import { PACKING_OPTIONS, type PackingOption } from '../context/packing';
+import { PACK_ORDERS, type PackOrder } from '../context/pack-order';
 import { KV_CACHE_TYPES, type BudgetAllocation, type KvCacheType } from '../engine/native';
 import { parseRpcServers } from '../engine/rpc';
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapPooling, type SnapPrior, type SnapScorer } from './snap-options';
@@ -76,6 +77,12 @@ export interface ReposnapSettings {
    */
   packing: PackingOption;
   /**
+   * The order of the files in the prompt (`PackOptions.order`, context/pack-order.ts, issue 30):
+   * `git`, rarely changed files first by git history (no git: `mtime`); `mtime`, least recently
+   * modified first; `path`. An edit re-reads the prompt from the edited file's position on.
+   */
+  order: PackOrder;
+  /**
    * With `packing: 'ranked'` (or `'auto'` when it chooses ranked): the share of the context, in
    * [0, 1), kept for the question's retrieved chunks of files not in full
    * (`AskRequest.retrievalShare`); 0 = no retrieval.
@@ -115,6 +122,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   exclude: [],
   maxFileBytes: 262144,
   packing: 'auto',
+  order: 'mtime',
   retrievalShare: 0.15,
   codeLens: true,
   RPCServers: [],
@@ -250,6 +258,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     exclude: globs('exclude'),
     maxFileBytes: int('maxFileBytes', 1),
     packing: oneOf<PackingOption>('packing', PACKING_OPTIONS),
+    order: oneOf<PackOrder>('order', PACK_ORDERS),
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
     RPCServers: endpoints('RPCServers'),

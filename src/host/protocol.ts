@@ -39,11 +39,11 @@ export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'context
   /** The engine options of the question's session. */
   session: Pick<SessionOptions, 'flashAttention' | 'kvCacheType'>;
   /**
-   * What to pack: include/exclude globs (`reposnap.*` and VS Code's `files.exclude`), the packing,
+   * What to pack: include/exclude globs (`reposnap.*` and VS Code's `files.exclude`), the packing, the order,
    * and with the ranked packing the files open in the window's editors (relative to `repo`,
    * `/`-separated, paths only, never contents, sorted: `PackOptions.recentFiles`).
    */
-  pack: Pick<PackOptions, 'include' | 'exclude' | 'packing' | 'recentFiles'>;
+  pack: Pick<PackOptions, 'include' | 'exclude' | 'packing' | 'order' | 'recentFiles'>;
   /** The folder's cache store folder (one per folder, shared by windows and the CLI: src/cache/window-store.ts); none: no caching. */
   cacheDir?: string;
 };

@@ -51,7 +51,7 @@ export function askParams(settings: ReposnapSettings, target: AskTarget): AskPar
     maxFileBytes: s.maxFileBytes,
     session: { flashAttention: s.flashAttention, kvCacheType: s.KVCacheType },
     followUp: s.followUpMode,
-    pack: { include: s.include, exclude: s.exclude, packing: s.packing, ...(ranked ? { recentFiles: target.recentFiles ?? [] } : {}) },
+    pack: { include: s.include, exclude: s.exclude, packing: s.packing, order: s.order, ...(ranked ? { recentFiles: target.recentFiles ?? [] } : {}) },
     retrievalShare: ranked ? s.retrievalShare : 0,
     ...(target.cacheDir !== undefined ? { cacheDir: target.cacheDir } : {}),
     ...(target.prepareOnly !== undefined ? { prepareOnly: target.prepareOnly } : {}),
