@@ -8,6 +8,7 @@
 import { excludesFromVsCodeSetting } from '../context/globs';
 import { PACKING_OPTIONS, type PackingOption } from '../context/packing';
 import { PACK_ORDERS, type PackOrder } from '../context/pack-order';
+import { AFTER_EDIT_STRATEGIES, type AfterEdit } from '../context/erratum';
 import { KV_CACHE_TYPES, type BudgetAllocation, type KvCacheType } from '../engine/native';
 import { parseRpcServers } from '../engine/rpc';
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapPooling, type SnapPrior, type SnapScorer } from './snap-options';
@@ -83,6 +84,13 @@ export interface ReposnapSettings {
    */
   order: PackOrder;
   /**
+   * The next question after an edit (`AskRequest.afterEdit`, pipeline/after-edit.ts, issue 30):
+   * `exact`, the repository packed again (prefilled from the first changed token); `erratum`, the
+   * cached prompt kept and the new text of each changed file added after it; `erratum-diff`, a
+   * unified diff of each instead. The erratum is used only when it prefills fewer tokens.
+   */
+  afterEdit: AfterEdit;
+  /**
    * With `packing: 'ranked'` (or `'auto'` when it chooses ranked): the share of the context, in
    * [0, 1), kept for the question's retrieved chunks of files not in full
    * (`AskRequest.retrievalShare`); 0 = no retrieval.
@@ -123,6 +131,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   maxFileBytes: 262144,
   packing: 'auto',
   order: 'mtime',
+  afterEdit: 'exact',
   retrievalShare: 0.15,
   codeLens: true,
   RPCServers: [],
@@ -259,6 +268,7 @@ export function readSettings(source: ConfigurationSource): SettingsReading {
     maxFileBytes: int('maxFileBytes', 1),
     packing: oneOf<PackingOption>('packing', PACKING_OPTIONS),
     order: oneOf<PackOrder>('order', PACK_ORDERS),
+    afterEdit: oneOf<AfterEdit>('afterEdit', AFTER_EDIT_STRATEGIES),
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
     RPCServers: endpoints('RPCServers'),

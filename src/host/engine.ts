@@ -8,6 +8,7 @@ import path from 'node:path';
 import { CacheStore } from '../cache/store';
 import { processTagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
+import type { PackResult } from '../context/pack';
 import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
 import {
   cacheOutcome,
@@ -72,6 +73,11 @@ interface Job {
 export class EngineHost {
   private model: { key: string; model: EngineModel } | undefined;
   private readonly queue: Job[] = [];
+  /**
+   * Per repository and cache folder: the pack whose prefix the last answered (or prepared)
+   * question left in the cache, the base of the next question's erratum (`AskRequest.editBase`).
+   */
+  private readonly editBases = new Map<string, PackResult>();
   private running: Job | undefined;
 
   constructor(
@@ -124,7 +130,15 @@ export class EngineHost {
     const emit = (event: WireAskEvent) => this.send({ type: 'event', id: job.id, event });
     try {
       const model = await this.loadModel(job.params.model, emit);
-      const stats = await this.run(toAskRequest(job.params, model, job.controller.signal), (e) => emit(toWireEvent(e)));
+      const baseKey = `${job.params.repo}\0${job.params.cacheDir ?? ''}`;
+      const base = this.editBases.get(baseKey);
+      let packed: PackResult | undefined;
+      const request = { ...toAskRequest(job.params, model, job.controller.signal), ...(base ? { editBase: base } : {}) };
+      const stats = await this.run(request, (e) => {
+        if (e.kind === 'packed') packed = e.pack;
+        emit(toWireEvent(e));
+      });
+      if (packed && job.params.cacheDir !== undefined) this.editBases.set(baseKey, packed);
       this.send({ type: 'done', id: job.id, stats: { ...stats, cache: cacheOutcome(stats) } });
     } catch (e) {
       const error = job.controller.signal.aborted ? { name: 'AbortError', message: 'cancelled' } : toWireError(e);

@@ -51,6 +51,7 @@ export function askParams(settings: ReposnapSettings, target: AskTarget): AskPar
     maxFileBytes: s.maxFileBytes,
     session: { flashAttention: s.flashAttention, kvCacheType: s.KVCacheType },
     followUp: s.followUpMode,
+    afterEdit: s.afterEdit,
     pack: { include: s.include, exclude: s.exclude, packing: s.packing, order: s.order, ...(ranked ? { recentFiles: target.recentFiles ?? [] } : {}) },
     retrievalShare: ranked ? s.retrievalShare : 0,
     ...(target.cacheDir !== undefined ? { cacheDir: target.cacheDir } : {}),
