@@ -140,7 +140,7 @@ async function main() {
     const s = [...xs].sort((a, b) => a - b);
     return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
   };
-  const touching = rows.filter((r) => r.edit['path']! > 0 || r.changed > 0);
+  const touching = rows.filter((r) => variants.some((v) => r.edit[v.name]! + r.commit_[v.name]! > 0));
   const summary = variants.map((v) => {
     const per = rows.map((r) => r.edit[v.name]! + r.commit_[v.name]!);
     const share = rows.map((r, k) => (r.promptTokens > 0 ? per[k]! / r.promptTokens : 0));
@@ -156,7 +156,7 @@ async function main() {
     };
   });
   const lines = [
-    `repository ${source} (${include.length ? include.join(' ') : 'whole'}), last ${rows.length} first-parent commits (${touching.length} change files in scope), tokenizer ${bench.label}, prompt ≈ ${rows[rows.length - 1]?.promptTokens} tokens`,
+    `repository ${source} (${include.length ? include.join(' ') : 'whole'}), last ${rows.length} first-parent commits (${touching.length} cost tokens in some order), tokenizer ${bench.label}, prompt ≈ ${rows[rows.length - 1]?.promptTokens} tokens`,
     '| order | mean prefilled / commit | median | edit step | commit step | share of prompt |',
     '|---|---|---|---|---|---|',
     ...summary.map((s) => `| ${s.order} | ${s.meanPrefilled} | ${s.medianPrefilled} | ${s.meanEditStep} | ${s.meanCommitStep} | ${(100 * s.meanShareOfPrompt).toFixed(1)} % |`),
