@@ -3,11 +3,13 @@
  * the prefix cache (KV cache) holds up to the first changed token, so files that change rarely
  * should come first (issue 30, strategy (a) "exact suffix"). Three orders:
  *
- * - `'git'`: by git history. Files unchanged since `HEAD` come first, those that changed least
- *   (a commit count decayed by age, {@link DEFAULT_HALF_LIFE_COMMITS}) first, ties by older last
- *   change, then path; then the files edited since the last commit or never committed, least
- *   recently modified first (as `'mtime'`), so that a file being edited sits at the end and its
- *   next save costs only its own tokens. Not a git work tree (or git missing): `'mtime'`.
+ * - `'git'`: by git history. Files unchanged since `HEAD` come first, the one whose last change
+ *   is oldest in the first-parent log first ({@link DEFAULT_GIT_RANK}; or by a commit count decayed
+ *   by age, `'decayed-count'`), ties by path; then the files edited since the last commit or never
+ *   committed, least recently modified first (as `'mtime'`), so that a file being edited sits at
+ *   the end, its next save costs only its own tokens, and committing it moves nothing. Not a git
+ *   work tree (or git missing): `'mtime'`. Measured on 50 real commits (bench/edits/replay.ts,
+ *   docs/benchmarks.md): within 1 % of `'mtime'`; the decayed count costs 38–127 % more.
  * - `'mtime'`: least recently modified first, ties by path (a checkout or `touch` moves files).
  * - `'path'`: code-unit order of the relative path.
  */
@@ -23,10 +25,11 @@ export const PACK_ORDERS = ['git', 'mtime', 'path'] as const;
 export type PackOrder = (typeof PACK_ORDERS)[number];
 
 /**
- * Half-life of a commit's weight in the `'git'` order [commits]: a file's score is
- * Σ 0.5^(k / H) over the commits that changed it (k = 0 for `HEAD`). Scaling every score by the
- * same factor when a commit is added keeps the order of the files it did not touch. Chosen by
- * bench/edits/replay.ts (50 commits of this repository's history; docs/benchmarks.md).
+ * Half-life of a commit's weight in the `'git'` order's `'decayed-count'` rank [commits]: a file's
+ * score is Σ 0.5^(k / H) over the commits that changed it (k = 0 for `HEAD`). Scaling every score by
+ * the same factor when a commit is added keeps the order of the files it did not touch. Of 10, 50
+ * and ∞ (a plain count) measured by bench/edits/replay.ts, 10 cost the least, 50 the middle; the
+ * rank itself is not the default (see {@link DEFAULT_GIT_RANK}).
  */
 export const DEFAULT_HALF_LIFE_COMMITS = 50;
 
