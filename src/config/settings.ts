@@ -87,7 +87,8 @@ export interface ReposnapSettings {
    * The next question after an edit (`AskRequest.afterEdit`, pipeline/after-edit.ts, issue 30):
    * `exact`, the repository packed again (prefilled from the first changed token); `erratum`, the
    * cached prompt kept and the new text of each changed file added after it; `erratum-diff`, a
-   * unified diff of each instead. The erratum is used only when it prefills fewer tokens.
+   * unified diff of each instead (the default: in bench/edits no more stale answers than `exact`, more
+   * right ones and the lowest TTFT of the three, SmolLM2 only so far: docs/benchmarks.md). An erratum is used only when it prefills fewer tokens.
    */
   afterEdit: AfterEdit;
   /**
@@ -131,7 +132,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   maxFileBytes: 262144,
   packing: 'auto',
   order: 'mtime',
-  afterEdit: 'exact',
+  afterEdit: 'erratum-diff',
   retrievalShare: 0.15,
   codeLens: true,
   RPCServers: [],
