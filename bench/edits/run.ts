@@ -11,7 +11,8 @@
  *   erratum-diff    the cached prompt and a unified diff of each changed file after it
  *
  *   node --import tsx bench/edits/run.ts [--model smollm2|coder|file.gguf] [--max-tokens 16] [--budget 512]
- *        [--strategies exact,erratum,…] [--out bench/results/edits.json]
+ *        [--strategies exact,erratum,…] [--edits literal,rename,…] [--positions start,middle,end]
+ *        [--out bench/results/edits.json]
  *
  * Edits: change a literal, rename a function and its use, add a function, delete a file (each at
  * the start, middle and end file), add a file (a new file goes last in either order: position
@@ -154,7 +155,7 @@ function score(answer: string, q: Question): { right: boolean; stale: boolean } 
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { model: { type: 'string' }, 'max-tokens': { type: 'string' }, budget: { type: 'string' }, strategies: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { model: { type: 'string' }, 'max-tokens': { type: 'string' }, budget: { type: 'string' }, edits: { type: 'string' }, positions: { type: 'string' }, strategies: { type: 'string' }, out: { type: 'string' } } });
   const bench = resolveBenchModel(values.model ?? 'smollm2');
   const maxTokens = Number(values['max-tokens'] ?? 16);
   const budget = Number(values.budget ?? 512);
@@ -211,8 +212,8 @@ async function main() {
     return { stats, answer, pack: pack! };
   };
 
-  const kinds: EditKind[] = ['literal', 'rename', 'add-function', 'delete-file', 'add-file'];
-  const positions: Position[] = ['start', 'middle', 'end'];
+  const kinds = (values.edits ?? 'literal,rename,add-function,delete-file,add-file').split(',') as EditKind[];
+  const positions = (values.positions ?? 'start,middle,end').split(',') as Position[];
   const answers: Record<string, unknown>[] = [];
   const firsts: Record<string, unknown>[] = [];
   // the unedited prefix, cached for both orders (the same prompt here), and a cold question's TTFT for scale
@@ -229,7 +230,7 @@ async function main() {
     return openStore(name);
   };
   for (const kind of kinds) {
-    for (const p of kind === 'add-file' ? (['end'] as Position[]) : positions) {
+    for (const p of kind === 'add-file' ? (['end'] as Position[]).filter((q) => positions.includes(q)) : positions) {
       for (const name of strategies) {
         const s = STRATEGIES[name]!;
         store = freshStore();
@@ -271,7 +272,7 @@ async function main() {
   for (const name of strategies) {
     const mine = rows.filter((r) => r.strategy === name);
     for (const kind of kinds) {
-      for (const p of kind === 'add-file' ? ['end'] : positions) {
+      for (const p of kind === 'add-file' ? ['end'].filter((q) => positions.includes(q as Position)) : positions) {
         const group = mine.filter((r) => r.edit === kind && r.position === p);
         summary.push({ strategy: name, model: bench.label, edit: kind, position: p, ...aggregate(group.filter((r) => r.changed), group) });
       }
