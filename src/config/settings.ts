@@ -87,8 +87,9 @@ export interface ReposnapSettings {
    * The next question after an edit (`AskRequest.afterEdit`, pipeline/after-edit.ts, issue 30):
    * `exact`, the repository packed again (prefilled from the first changed token); `erratum`, the
    * cached prompt kept and the new text of each changed file added after it; `erratum-diff`, a
-   * unified diff of each instead (the default: in bench/edits no more stale answers than `exact`, more
-   * right ones and the lowest TTFT of the three, SmolLM2 only so far: docs/benchmarks.md). An erratum is used only when it prefills fewer tokens.
+   * unified diff of each instead. An erratum is used only when it prefills fewer tokens. Default
+   * `exact`: in bench/edits both errata gave an answer with the old name after a rename on
+   * Qwen2.5-Coder where `exact` gave none (docs/benchmarks.md).
    */
   afterEdit: AfterEdit;
   /**
@@ -132,7 +133,7 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   maxFileBytes: 262144,
   packing: 'auto',
   order: 'mtime',
-  afterEdit: 'erratum-diff',
+  afterEdit: 'exact',
   retrievalShare: 0.15,
   codeLens: true,
   RPCServers: [],
