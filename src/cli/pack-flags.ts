@@ -4,7 +4,8 @@
  */
 import { DEFAULT_SETTINGS } from '../config/settings';
 import { DEFAULT_MAX_FILE_BYTES } from '../context/filter';
-import type { PackNotice, PackOrder } from '../context/pack';
+import type { PackNotice } from '../context/pack';
+import { PACK_ORDERS, type PackOrder } from '../context/pack-order';
 import { DEFAULT_MAX_WALK_ENTRIES } from '../context/walk';
 import { escapeControls } from './terminal-text';
 import { type ArgumentChecks, intOption, PACKING_HELP, packingOption, type PackingFlag, UsageError } from './usage';
@@ -22,7 +23,7 @@ export const PACK_FLAGS = {
 } as const;
 
 /** `--order`'s values ({@link PackOrder}). */
-const ORDERS: readonly PackOrder[] = ['mtime', 'path'];
+const ORDERS: readonly PackOrder[] = PACK_ORDERS;
 
 /**
  * The packing flags' help lines, the same in `reposnap ask --help` and `reposnap pack --help`.
@@ -34,7 +35,8 @@ export function packFlagsHelp(packingNote = ''): string {
                           a default exclude, e.g. --exclude '!dist/'
   --no-default-excludes   pack lockfiles, build output, node_modules, vendor, *.min.js, … too
   --keep-generated        keep minified and generated files
-  --order mtime|path      prompt order: least recently modified first (default), or by path
+  --order git|mtime|path  prompt order: rarely changed files first by git history (no git: mtime),
+                          least recently modified first, or by path (default ${DEFAULT_SETTINGS.order})
 ${PACKING_HELP}${packingNote}  --max-file-bytes <n>    skip files larger than this (default ${DEFAULT_MAX_FILE_BYTES})
   --max-walk-entries <n>  stop walking the repository after this many entries (default ${DEFAULT_MAX_WALK_ENTRIES});
                           the part of the tree seen by then is packed, with a notice
@@ -69,8 +71,8 @@ export function packFlags(
   checks: ArgumentChecks,
 ): PackFlags {
   const order = checks.check('order', () => {
-    const order = values.order ?? 'mtime';
-    if (!(ORDERS as readonly string[]).includes(order)) throw new UsageError(`--order must be mtime or path (got '${order}')`, { option: 'order' });
+    const order = values.order ?? DEFAULT_SETTINGS.order;
+    if (!(ORDERS as readonly string[]).includes(order)) throw new UsageError(`--order must be git, mtime or path (got '${order}')`, { option: 'order' });
     return order as PackOrder;
   });
   return {
@@ -78,7 +80,7 @@ export function packFlags(
     ...(values.exclude !== undefined ? { exclude: values.exclude } : {}),
     defaultExcludes: !values['no-default-excludes'],
     skipGenerated: !values['keep-generated'],
-    order: order ?? 'mtime',
+    order: order ?? DEFAULT_SETTINGS.order,
     packing: checks.check('packing', () => packingOption(values.packing)) ?? DEFAULT_SETTINGS.packing,
     maxFileBytes: checks.check('max-file-bytes', () => intOption('max-file-bytes', values['max-file-bytes'], DEFAULT_MAX_FILE_BYTES, 0)) ?? DEFAULT_MAX_FILE_BYTES,
     maxWalkEntries: checks.check('max-walk-entries', () => intOption('max-walk-entries', values['max-walk-entries'], DEFAULT_MAX_WALK_ENTRIES, 1)) ?? DEFAULT_MAX_WALK_ENTRIES,

@@ -7,6 +7,8 @@
  */
 import { excludesFromVsCodeSetting } from '../context/globs';
 import { PACKING_OPTIONS, type PackingOption } from '../context/packing';
+import { PACK_ORDERS, type PackOrder } from '../context/pack-order';
+import { AFTER_EDIT_STRATEGIES, type AfterEdit } from '../context/erratum';
 import { KV_CACHE_TYPES, type BudgetAllocation, type KvCacheType } from '../engine/native';
 import { parseRpcServers } from '../engine/rpc';
 import { BUDGET_ALLOCATIONS, budgetBelowWindow, SNAP_DEFAULTS, SNAP_LIMITS, SNAP_POOLINGS, SNAP_PRIORS, SNAP_SCORERS, type SnapPooling, type SnapPrior, type SnapScorer } from './snap-options';
@@ -76,6 +78,21 @@ export interface ReposnapSettings {
    */
   packing: PackingOption;
   /**
+   * The order of the files in the prompt (`PackOptions.order`, context/pack-order.ts, issue 30):
+   * `git`, rarely changed files first by git history (no git: `mtime`); `mtime`, least recently
+   * modified first; `path`. An edit re-reads the prompt from the edited file's position on.
+   */
+  order: PackOrder;
+  /**
+   * The next question after an edit (`AskRequest.afterEdit`, pipeline/after-edit.ts, issue 30):
+   * `exact`, the repository packed again (prefilled from the first changed token); `erratum`, the
+   * cached prompt kept and the new text of each changed file added after it; `erratum-diff`, a
+   * unified diff of each instead. An erratum is used only when it prefills fewer tokens. Default
+   * `exact`: in bench/edits both errata gave an answer with the old name after a rename on
+   * Qwen2.5-Coder where `exact` gave none (docs/benchmarks.md).
+   */
+  afterEdit: AfterEdit;
+  /**
    * With `packing: 'ranked'` (or `'auto'` when it chooses ranked): the share of the context, in
    * [0, 1), kept for the question's retrieved chunks of files not in full
    * (`AskRequest.retrievalShare`); 0 = no retrieval.
@@ -115,6 +132,8 @@ export const DEFAULT_SETTINGS: Readonly<ReposnapSettings> = Object.freeze({
   exclude: [],
   maxFileBytes: 262144,
   packing: 'auto',
+  order: 'mtime',
+  afterEdit: 'exact',
   retrievalShare: 0.15,
   codeLens: true,
   RPCServers: [],
@@ -283,6 +302,8 @@ export function readSettings(configuration: ConfigurationSource): SettingsReadin
     exclude: globs('exclude'),
     maxFileBytes: int('maxFileBytes', 1),
     packing: oneOf<PackingOption>('packing', PACKING_OPTIONS),
+    order: oneOf<PackOrder>('order', PACK_ORDERS),
+    afterEdit: oneOf<AfterEdit>('afterEdit', AFTER_EDIT_STRATEGIES),
     retrievalShare: share('retrievalShare'),
     codeLens: bool('codeLens'),
     RPCServers: endpoints('RPCServers'),

@@ -10,6 +10,7 @@ import { processTagsCache, type TagsCache } from './map/cache';
 import { DEFAULT_RANKED_SHARES, packRanked, type MappedFile, type PackSection, type RankedShares } from './ranked';
 import type { Chunk } from './retrieve/chunks';
 import { PACKING_OPTIONS, type Packing, type PackingOption } from './packing';
+import { orderFiles, PACK_ORDERS, type PackOrder } from './pack-order';
 
 export type { IgnoredEntry, SkipReason, SkippedFile } from './types';
 export type { TextEncodingName } from './filter';
@@ -19,19 +20,12 @@ export { PACKING_OPTIONS, type Packing, type PackingOption } from './packing';
 export { FileSecretVerdicts } from './secrets';
 
 /**
- * The order of the sections in the packed prompt (`PackResult.files`):
- *
- * - `'mtime'` (default): least recently modified first, ties by path in code-unit order.
- *   Editing a file moves it to the end, so the prompt before that file's old position is
- *   unchanged and a prefix cache (KV cache) stays valid up to there: an edit costs the
- *   tokens from the edited file's old position onward, not the whole prompt. Files that are
- *   edited often gather at the end, where invalidating them is cheap. (A checkout or
- *   `touch` that updates mtimes moves those files too.)
- * - `'path'`: code-unit order of the relative path, independent of the file system's times
- *   (reproducible across clones), but every edit of a file invalidates the prompt from that
- *   file's position onward, again at each edit, and an added file shifts everything after it.
+ * The order of the sections in the packed prompt (`PackResult.files`); see pack-order.ts:
+ * `'git'` (rarely changed files first, by git history; no git: `'mtime'`), `'mtime'` (default:
+ * least recently modified first, ties by path; an edited file moves to the end, so the prompt
+ * before its old position is unchanged and a prefix cache stays valid up to there) or `'path'`.
  */
-export type PackOrder = 'mtime' | 'path';
+export type { PackOrder } from './pack-order';
 
 /** Options for `packRepository`. */
 export interface PackOptions {
@@ -101,7 +95,7 @@ export interface PackOptions {
    * shallowest files) and `PackResult.notices` says so.
    */
   maxWalkEntries?: number;
-  /** Section order; see `PackOrder`. Default `'mtime'`. */
+  /** Section order; see `PackOrder` (pack-order.ts). Default `'mtime'`. */
   order?: PackOrder;
   /** Match patterns case-insensitively. Default false (git's default on Linux). */
   ignoreCase?: boolean;
@@ -212,7 +206,7 @@ export interface PackResult {
   totalBytes: number;
   /** `ignored.length`. An ignored directory counts as one entry (it is not entered); `.git` is not counted. */
   ignoredCount: number;
-  /** The order of `files`. */
+  /** The order of `files` (`'git'` asked without a readable git history is `'mtime'`). */
   order: PackOrder;
   /** The budget packed against, in tokens (`Infinity` when unlimited); auto's ranked: `rankedTokenBudget`. */
   tokenBudget: number;
@@ -293,7 +287,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
   if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 0) {
     throw new RangeError(`maxFileBytes must be an integer >= 0, got ${String(maxFileBytes)}`);
   }
-  if (order !== 'mtime' && order !== 'path') throw new RangeError(`order must be 'mtime' or 'path', got ${String(order)}`);
+  if (!(PACK_ORDERS as readonly string[]).includes(order)) throw new RangeError(`order must be 'git', 'mtime' or 'path', got ${String(order)}`);
   if (!Number.isInteger(readAhead) || readAhead < 1) throw new RangeError(`readAhead must be an integer >= 1, got ${String(readAhead)}`);
   if (typeof countTokens !== 'function') throw new TypeError('countTokens must be a function');
   const skipSecrets = options.skipSecrets ?? true;
@@ -349,8 +343,8 @@ export async function packRepository(root: string, options: PackOptions): Promis
       ...(options.fs !== undefined ? { fs: options.fs } : {}),
       ...(onProgress !== undefined ? { onProgress } : {}),
     });
-    const files: PackedFile[] = ranked.full.map((f) => ({ path: f.path, bytes: f.bytes, tokens: f.tokens, text: f.text, mtimeMs: f.mtimeMs, encoding: f.verdict.encoding, notes: f.verdict.notes }));
-    files.sort(order === 'mtime' ? compareMtime : (a, b) => compareCodeUnits(a.path, b.path));
+    const ordered = await orderFiles(walked.root, ranked.full.map((f) => ({ path: f.path, bytes: f.bytes, tokens: f.tokens, text: f.text, mtimeMs: f.mtimeMs, encoding: f.verdict.encoding, notes: f.verdict.notes })), order, signal !== undefined ? { signal } : {});
+    const files: PackedFile[] = ordered.files;
     const sections: PackSection[] = [
       ...(ranked.tree.text !== '' ? [{ kind: 'tree' as const, text: ranked.tree.text, tokens: ranked.tree.tokens }] : []),
       ...files.map((f) => ({ kind: 'file' as const, path: f.path, text: f.text, tokens: f.tokens })),
@@ -371,7 +365,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
       totalTokens: sections.reduce((n, s) => n + s.tokens, 0),
       totalBytes: files.reduce((n, f) => n + f.bytes, 0),
       ignoredCount: walked.ignoredCount,
-      order,
+      order: ordered.order,
       tokenBudget: budget,
       notices,
     };
@@ -493,12 +487,13 @@ export async function packRepository(root: string, options: PackOptions): Promis
   throwIfAborted(signal);
   if (packing === 'auto' && overBudget) return packRankedResult(rankedTokenBudget, true, { reads, readReported });
 
-  kept.sort(order === 'mtime' ? compareMtime : (a, b) => compareCodeUnits(a.path, b.path));
+  const ordered = await orderFiles(walked.root, kept, order, signal !== undefined ? { signal } : {});
+  throwIfAborted(signal);
   skipped.sort((a, b) => compareCodeUnits(a.path, b.path));
   return {
     root: walked.root,
-    files: kept,
-    sections: kept.map((f) => ({ kind: 'file', path: f.path, text: f.text, tokens: f.tokens })),
+    files: ordered.files,
+    sections: ordered.files.map((f) => ({ kind: 'file', path: f.path, text: f.text, tokens: f.tokens })),
     mapped: [],
     retrievable: [],
     secrets,
@@ -509,7 +504,7 @@ export async function packRepository(root: string, options: PackOptions): Promis
     totalTokens,
     totalBytes,
     ignoredCount: walked.ignoredCount,
-    order,
+    order: ordered.order,
     tokenBudget,
     notices,
   };
@@ -530,11 +525,6 @@ function walkLimitNotice(truncation: WalkTruncation): PackNotice {
 /** Keep rank: smaller files first, then fewer directory levels, then path. */
 function compareKeepRank(a: WalkedFile, b: WalkedFile): number {
   return a.bytes - b.bytes || depth(a.path) - depth(b.path) || compareCodeUnits(a.path, b.path);
-}
-
-/** Prompt order for `'mtime'`: least recently modified first, ties by path. */
-function compareMtime(a: PackedFile, b: PackedFile): number {
-  return a.mtimeMs - b.mtimeMs || compareCodeUnits(a.path, b.path);
 }
 
 function depth(p: string): number {

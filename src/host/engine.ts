@@ -8,6 +8,7 @@ import path from 'node:path';
 import { CacheStore } from '../cache/store';
 import { processTagsCache } from '../context/map/cache';
 import { loadModel, type EngineModel } from '../engine/model';
+import type { PackResult } from '../context/pack';
 import { askRepository, type AskEvent, type AskRequest, type AskStats, type OptionNames } from '../pipeline/ask';
 import { complete, countTokens } from '../pipeline/complete';
 import {
@@ -80,6 +81,11 @@ function modelKey(spec: ModelSpec): string {
 export class EngineHost {
   private model: { key: string; model: EngineModel } | undefined;
   private readonly queue: Job[] = [];
+  /**
+   * Per repository and cache folder: the pack whose prefix the last answered (or prepared)
+   * question left in the cache, the base of the next question's erratum (`AskRequest.editBase`).
+   */
+  private readonly editBases = new Map<string, PackResult>();
   private running: Job | undefined;
 
   constructor(
@@ -150,7 +156,16 @@ export class EngineHost {
         const stats = await complete({ ...rest, model, signal: job.controller.signal }, emit);
         this.send({ type: 'completed', id: job.id, stats });
       } else {
-        const stats = await this.run(toAskRequest(job.params, model, job.controller.signal), (e) => emit(toWireEvent(e)));
+        // the last answered pack of this folder and cache: the base of an erratum after an edit (pipeline/after-edit.ts)
+        const baseKey = `${job.params.repo}\0${job.params.cacheDir ?? ''}`;
+        const base = this.editBases.get(baseKey);
+        let packed: PackResult | undefined;
+        const request = { ...toAskRequest(job.params, model, job.controller.signal), ...(base ? { editBase: base } : {}) };
+        const stats = await this.run(request, (e) => {
+          if (e.kind === 'packed') packed = e.pack;
+          emit(toWireEvent(e));
+        });
+        if (packed && job.params.cacheDir !== undefined) this.editBases.set(baseKey, packed);
         this.send({ type: 'done', id: job.id, stats: { ...stats, cache: cacheOutcome(stats) } });
       }
     } catch (e) {

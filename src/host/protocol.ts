@@ -10,6 +10,7 @@
 import * as v from 'valibot';
 import type { FollowUpMode } from '../config/settings';
 import { SnapOptionsSchema } from '../config/snap-options';
+import { AFTER_EDIT_STRATEGIES } from '../context/erratum';
 import type { PackOptions } from '../context/pack';
 import type { SessionOptions } from '../engine/session';
 import type { AskEvent, AskRequest, AskStats } from '../pipeline/ask';
@@ -31,7 +32,7 @@ export interface ModelSpec {
  * (host/request.ts); the engine adds the loaded model, the store, the abort signal and its parse
  * cache (host/engine.ts, `toAskRequest`).
  */
-export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'contextSize' | 'maxTokens' | 'maxFileBytes' | 'retrievalShare' | 'forkFrom' | 'prepareOnly' | 'quoted'> & {
+export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'contextSize' | 'maxTokens' | 'maxFileBytes' | 'retrievalShare' | 'forkFrom' | 'prepareOnly' | 'quoted' | 'afterEdit'> & {
   /** The chat thread (or explanation) the question belongs to; the cache store keys follow-ups on it. */
   threadId: string;
   model: ModelSpec;
@@ -40,11 +41,11 @@ export type AskParams = Pick<AskRequest, 'repo' | 'question' | 'snap' | 'context
   /** The engine options of the question's session. */
   session: Pick<SessionOptions, 'flashAttention' | 'kvCacheType'>;
   /**
-   * What to pack: include/exclude globs (`reposnap.*` and VS Code's `files.exclude`), the packing,
+   * What to pack: include/exclude globs (`reposnap.*` and VS Code's `files.exclude`), the packing, the order,
    * and with the ranked packing the files open in the window's editors (relative to `repo`,
    * `/`-separated, paths only, never contents, sorted: `PackOptions.recentFiles`).
    */
-  pack: Pick<PackOptions, 'include' | 'exclude' | 'packing' | 'recentFiles'>;
+  pack: Pick<PackOptions, 'include' | 'exclude' | 'packing' | 'order' | 'recentFiles'>;
   /** The folder's cache store folder (one per folder, shared by windows and the CLI: src/cache/window-store.ts); none: no caching. */
   cacheDir?: string;
 };
@@ -164,6 +165,7 @@ export function parseToHost(x: unknown): ToHost | undefined {
       if (p.forkFrom !== undefined && !isStr(p.forkFrom)) return undefined;
       if (p.prepareOnly !== undefined && typeof p.prepareOnly !== 'boolean') return undefined;
       if (p.quoted !== undefined && !(isObj(p.quoted) && isStr(p.quoted.path) && isStr(p.quoted.text))) return undefined;
+      if (p.afterEdit !== undefined && !(AFTER_EDIT_STRATEGIES as readonly unknown[]).includes(p.afterEdit)) return undefined;
       return x as unknown as ToHost;
     }
     case 'complete': {

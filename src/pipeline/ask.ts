@@ -20,6 +20,7 @@ import type { FollowUpMode } from '../config/settings';
 import { SNAP_DEFAULTS, type SnapOptions } from '../config/snap-options';
 import { createSession, type EngineSession } from '../engine/session';
 import { concatTokens, promptLayout, tokenizeLayout } from '../prompt/prompt';
+import { afterEdit } from './after-edit';
 import { checkAnswerRoomSize } from './answer-room';
 import { checkContextSize, CLI_OPTION_NAMES, defaultAnswerRoom, defaultContextSize, DEFAULT_MAX_TOKENS, questionReserve, type OptionNames } from './context-size';
 import type { AskEvent, AskRequest, AskStats } from './request';
@@ -133,10 +134,9 @@ async function prepareAndAnswer(
   if (fit.dropped > 0) {
     onEvent({ kind: 'notice', message: `the ${fit.dropped} oldest turn${fit.dropped === 1 ? '' : 's'} of the thread left the prompt so that the repository keeps half of the prompt` });
   }
-  const suffix = fit.tokens;
   // the room kept for the thread and the question does not depend on this question's length, so
   // that every short question packs the same files (and finds the same cached prefix)
-  const questionRoom = Math.max(suffix.length, Math.min(questionReserve(contextSize), fit.room));
+  const questionRoom = Math.max(fit.tokens.length, Math.min(questionReserve(contextSize), fit.room));
   const reserve = layout.head.length + questionRoom + answerRoom;
   // the retrieval room does not depend on the question either (nor on prepareOnly): same files, same prefix
   const retrievalShare = req.retrievalShare ?? 0;
@@ -171,8 +171,20 @@ async function prepareAndAnswer(
     const refusal = await quotedFileRefusal(req.quoted, { secrets: pack.secrets, ...(req.pack?.exclude !== undefined ? { exclude: req.pack.exclude } : {}) });
     if (refusal !== undefined) throw new SecretRefusedError(req.quoted.path, refusal);
   }
-  const sectionToks = pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text));
-  const prefix = concatTokens([layout.head, ...sectionToks]);
+  let sectionToks = pack.sections.map((s) => sectionTokens.get(s.text) ?? model.tokenize(s.text));
+  let prefix = concatTokens([layout.head, ...sectionToks]);
+  // after an edit: the current pack (exact), or the earlier prefix with an erratum (after-edit.ts)
+  let promptPack = pack;
+  let suffix = fit.tokens;
+  const edited = req.editBase
+    ? afterEdit({ asked: req.afterEdit ?? 'exact', base: req.editBase, current: pack, prefix, sectionTokens: sectionToks, head: layout.head, model, store, key: keyOf, questionPart: suffix.length, answerRoom, contextSize })
+    : undefined;
+  if (edited) {
+    promptPack = edited.pack;
+    prefix = edited.prefix;
+    sectionToks = edited.sectionTokens;
+    suffix = concatTokens([edited.erratum, suffix]);
+  }
   const packMs = performance.now() - t0;
 
   const q: Question = {
@@ -192,7 +204,7 @@ async function prepareAndAnswer(
     retrieval: { tokens: 0, files: [] },
     retrievalText: '',
     sectionTokens: sectionToks,
-    pack,
+    pack: promptPack,
     packMs,
     t0,
     maxTokens,
@@ -203,6 +215,8 @@ async function prepareAndAnswer(
     dropped: fit.dropped,
     history,
     onEvent,
+    ...(edited ? { edits: edited.info } : {}),
+    erratumText: edited?.erratumText ?? '',
   };
   // a question that does not continue its thread: its retrieval section and the answer's room,
   // then the cache key, made once nothing before the cache can refuse the question (one refused or
@@ -233,7 +247,12 @@ async function answer(q: Question, complete: () => Promise<void>): Promise<AskSt
   const restored = await restore(q, complete);
   // the prompt this question runs on: a continued thread's cache and its new turn (this question's
   // retrieval section is not in it), else the prefix and the question part
-  q.onEvent({ kind: 'packed', pack: q.pack, promptTokens: restored.continued ? session.position + questionPrefill(q, restored).length : q.prefix.length + q.suffix.length });
+  q.onEvent({
+    kind: 'packed',
+    pack: q.pack,
+    promptTokens: restored.continued ? session.position + questionPrefill(q, restored).length : q.prefix.length + q.suffix.length,
+    ...(q.erratumText !== '' ? { erratum: q.erratumText } : {}),
+  });
   // the prefill time is the prefill calls' own: not the restore, a wait for another process's
   // prefill of the same prefix (store.lockPrefix), nor the prefix's snapshot for the cache
   let prefixMs = 0;

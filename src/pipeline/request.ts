@@ -7,6 +7,8 @@ import type { FollowUpMode } from '../config/settings';
 import type { SnapOptions } from '../config/snap-options';
 import type { PackOptions, PackResult } from '../context/pack';
 import type { QuotedFile } from '../context/quoted';
+import type { AfterEdit } from '../context/erratum';
+import type { EditsInfo } from './after-edit';
 import type { EngineModel } from '../engine/model';
 import type { EngineSession, SessionOptions } from '../engine/session';
 import type { ContextReport } from './context-report';
@@ -77,14 +79,30 @@ export interface AskRequest {
    * secrets (`quotedFileRefusal`: a credential file by name, or a secret anywhere in the text).
    */
   quoted?: QuotedFile;
+  /**
+   * What to do when the repository changed since `editBase` was packed (issue 30, after-edit.ts):
+   * `exact` (default) runs on the repository packed now; `erratum` and `erratum-diff` run on
+   * `editBase`'s prefix (restored whole from the cache) with the new text, or a diff, of each
+   * changed file after it, when that prefills fewer tokens and fits. Needs `editBase` and `store`.
+   */
+  afterEdit?: AfterEdit;
+  /**
+   * The pack of an earlier question on this repository whose prefix the cache holds (its
+   * `packed` event's `pack`; with an erratum that is the earlier base again). Absent: `exact`.
+   */
+  editBase?: PackResult;
   signal?: AbortSignal;
 }
 
 /** Progress events, in order. */
 export type AskEvent =
   | ({ kind: 'pack' } & Parameters<NonNullable<PackOptions['onProgress']>>[0])
-  /** The repository is packed and the cache restored: `promptTokens` is the prompt this question runs on (L). */
-  | { kind: 'packed'; pack: PackResult; promptTokens: number }
+  /**
+   * The repository is packed and the cache restored: `promptTokens` is the prompt this question runs
+   * on (L); `pack` the pack whose sections are in its prefix (an erratum's base), `erratum` the
+   * erratum's text after it (after-edit.ts), absent when none.
+   */
+  | { kind: 'packed'; pack: PackResult; promptTokens: number; erratum?: string }
   | { kind: 'cache'; outcome: CacheOutcome; reusedTokens: number }
   | { kind: 'prefill'; done: number; total: number; tokensPerSecond: number }
   | { kind: 'snap'; L: number; B: number; ms: number; compacted: boolean }
@@ -151,4 +169,6 @@ export interface AskStats {
    * share, and a summary (see context-report.ts). Absent for a prepare-only request.
    */
   context?: ContextReport;
+  /** With `AskRequest.editBase`: the files changed since it and whether an erratum was used (after-edit.ts). */
+  edits?: EditsInfo;
 }

@@ -90,7 +90,7 @@ test("ask takes pack's packing flags (--order, --keep-generated): one table, the
   assert.deepEqual(ask('--keep-generated', '--order', 'path'), { 'f0.ts': 'full', 'gen.ts': 'full' });
   const bad = reposnap(['ask', '--repo', repo, '--model', model, '--order', 'size', 'q']);
   assert.equal(bad.code, 2);
-  assert.equal(bad.stderr.split('\n')[0], "reposnap: error: --order must be mtime or path (got 'size')");
+  assert.equal(bad.stderr.split('\n')[0], "reposnap: error: --order must be git, mtime or path (got 'size')");
 });
 
 test('a malformed hf: URI is called malformed, with the forms expected, before anything is fetched', () => {
@@ -240,7 +240,7 @@ test('of several problems the first in argument order is reported; a missing --m
   // no --model and no model fetched (an empty models folder): the one line saying how to get one
   const noModels = fs.mkdtempSync(path.join(tmp, 'no-models-'));
   assert.equal(JSON.parse(reposnap(['ask', '--json', '--repo', repo, 'q'], { REPOSNAP_MODELS_DIR: noModels }).stderr.trim()).error.message, NO_MODEL_MESSAGE);
-  assert.equal(j(['pack', '--json', '--order', 'size', '--repo', path.join(tmp, 'none')]), "--order must be mtime or path (got 'size')");
+  assert.equal(j(['pack', '--json', '--order', 'size', '--repo', path.join(tmp, 'none')]), "--order must be git, mtime or path (got 'size')");
 });
 
 test('plurals, `reposnap cache` alone, and a second `cache clear`', () => {

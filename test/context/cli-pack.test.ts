@@ -120,7 +120,7 @@ test('pack --json prints one object; --model counts tokens with the model', asyn
 test('pack: usage errors', async (t) => {
   const root = await makeRepo(t, { 'a.txt': 'x' });
   await assert.rejects(run(['--repo', path.join(root, 'missing')]), (e: Error) => e instanceof UsageError && /does not exist/.test(e.message));
-  await assert.rejects(run(['--repo', root, '--order', 'size']), /--order must be mtime or path/);
+  await assert.rejects(run(['--repo', root, '--order', 'size']), /--order must be git, mtime or path/);
   await assert.rejects(run(['--repo', root, '--budget=-1']), /--budget must be an integer/);
   await assert.rejects(run(['--repo', root, '--model', path.join(root, 'none.gguf')]), /model file .* does not exist/);
   await assert.rejects(run(['--frobnicate']), UsageError);

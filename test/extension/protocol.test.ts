@@ -101,13 +101,16 @@ test("an ask carries the pipeline's request made from the settings, not the sett
     maxFileBytes: 262144,
     session: { flashAttention: 'auto', kvCacheType: 'q8_0' },
     followUp: 'continue',
-    pack: { include: [], exclude: ['dist/'], packing: 'auto', recentFiles: ['a.ts'] },
+    afterEdit: 'exact',
+    pack: { include: [], exclude: ['dist/'], packing: 'auto', order: 'mtime', recentFiles: ['a.ts'] },
     retrievalShare: 0.15,
     cacheDir: '/c',
   });
   assert.equal('settings' in params, false);
   const ask = (snap: unknown) => parseToHost({ type: 'ask', id: '1', params: { ...params, snap } });
   assert.ok(ask(params.snap));
+  assert.equal(parseToHost({ type: 'ask', id: '1', params: { ...params, afterEdit: 'splice' } }), undefined, 'an unknown afterEdit');
+  assert.ok(parseToHost({ type: 'ask', id: '1', params: { ...params, afterEdit: 'erratum-diff' } }));
   assert.equal(ask({ ...params.snap, kernel: 4 }), undefined, 'even kernel');
   assert.equal(ask({ ...params.snap, budget: 8 }), undefined, 'budget below the window');
 });

@@ -12,6 +12,7 @@ import type { LayoutTokens } from '../../prompt/prompt';
 import type { AskEvent, AskRequest } from '../ask';
 import type { ContextReportInput } from '../context-report';
 import type { OptionNames } from '../context-size';
+import type { EditsInfo } from '../after-edit';
 
 /** One question on its way through the stages, after packing and fitting the thread. */
 export interface Question {
@@ -59,6 +60,10 @@ export interface Question {
   /** Every earlier turn of the thread (saved back with the new one). */
   history: ThreadTurn[];
   onEvent: (e: AskEvent) => void;
+  /** With `req.editBase`: what changed since it and the strategy used (after-edit.ts). */
+  edits?: EditsInfo;
+  /** The erratum's text at the start of `suffix` ('' when none). */
+  erratumText: string;
 }
 
 /**

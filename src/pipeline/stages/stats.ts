@@ -64,6 +64,7 @@ export function askStats(q: Question, m: Measured): AskStats {
     snap: a ? q.req.snap.enabled : false,
     stopReason: a ? a.decoded.summary.reason : 'prepared',
   };
+  if (q.edits) stats.edits = q.edits;
   // an interleaved sliding-window model: B counts the global layers; the window's cells apart
   if (m.after.swaKvSize > 0) {
     stats.swaCells = m.after.swaCells;
