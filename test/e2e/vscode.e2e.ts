@@ -86,8 +86,20 @@ async function openQuickInput(key: 'F1' | 'Control+P', what: string): Promise<Re
 
 /** Runs the command palette command `title` as a person does: F1, the title, Enter on its row. */
 async function runCommand(title: string): Promise<void> {
-  const input = await openQuickInput('F1', title);
-  await input.fill(`>${title}`);
+  let input = await openQuickInput('F1', title);
+  try {
+    await input.fill(`>${title}`, { timeout: 10_000 });
+  } catch {
+    // seen once on a loaded machine: the palette opened, then went inert behind a modal part that
+    // was still closing; say what was open, close it, and open the palette again
+    await shot('xx-palette-inert');
+    const modal = await page.locator('[class*="modal"]').evaluateAll((els) => els.filter((el) => (el as HTMLElement).offsetParent !== null).map((el) => el.className));
+    console.log(`the command palette was inert for '${title}'; visible modal elements: ${JSON.stringify(modal)}`);
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    input = await openQuickInput('F1', title);
+    await input.fill(`>${title}`);
+  }
   // the palette's list may be laid out hidden for a moment (seen on a loaded machine): wait for the
   // matching row to exist, then run the focused row when it is the match (as a person presses Enter)
   const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
