@@ -753,23 +753,28 @@ async function openFile(name: string): Promise<void> {
  */
 async function sendChat(text: string): Promise<ReturnType<Page['locator']>> {
   const input = chatWidget().locator('.interactive-input-part .monaco-editor').last();
+  const words = text.replace(/^@reposnap\s*/, '').slice(0, 25);
+  // the chat list is virtualised: its rows' DOM order is not their order, so the request is found
+  // by its text and its answer by the list index after it (not by .last())
+  const requests = chatWidget().locator('.interactive-item-container.interactive-request', { hasText: words });
+  const asked = await requests.count();
   await input.click();
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
   await page.keyboard.insertText(text);
   await page.keyboard.press('Enter');
-  const words = text.replace(/^@reposnap\s*/, '').slice(0, 25);
-  const request = chatWidget().locator('.interactive-item-container.interactive-request').last();
   const end = Date.now() + 30_000;
-  while (!(await request.innerText().catch(() => '')).replace(/\s+/g, ' ').includes(words)) {
+  while ((await requests.count()) <= asked) {
     if (Date.now() > end) {
       await chatDiagnostics('xx-chat-not-sent');
       throw new Error(`the request '${text}' does not show in the Chat view`);
     }
-    await page.waitForTimeout(200);
+    await page.waitForTimeout(100);
   }
-  await page.waitForTimeout(300);
-  return chatWidget().locator('.interactive-item-container.interactive-response').last();
+  const indexes = await requests.evaluateAll((els) => els.map((el) => Number(el.closest('.monaco-list-row')?.getAttribute('data-index') ?? NaN)));
+  const index = Math.max(...indexes.filter((i) => Number.isFinite(i)));
+  if (!Number.isFinite(index)) return chatWidget().locator('.interactive-item-container.interactive-response').last();
+  return chatWidget().locator(`.monaco-list-row[data-index="${index + 1}"] .interactive-item-container.interactive-response`);
 }
 
 /** RepoSnap's badge under an answer (`L … → B … (…) · prefill … · cache <outcome>`), not a progress line. */
@@ -906,6 +911,8 @@ test('vscode chat: a follow-up in the same chat is a cache hit that resnaps', as
 });
 
 test('vscode chat: Stop cancels the answer within a second', async () => {
+  // a long answer (the run's default is 48 tokens, over before Stop could be clicked on an idle machine)
+  await editSettings({ 'reposnap.maxTokens': 400 });
   const row = await sendChat('@reposnap Describe every function of this repository in detail, one by one.');
   // stop once the request runs (progress or text shows)
   const stop = page.locator('.interactive-input-part a.action-label[aria-label^="Cancel"], .interactive-input-part a.action-label[aria-label^="Stop"], .interactive-input-part .codicon-stop-circle, .interactive-input-part .codicon-debug-stop').first();
@@ -934,6 +941,7 @@ test('vscode chat: Stop cancels the answer within a second', async () => {
   await shot('34b-reposnap-stopped');
   assert.ok(ms < 1000, `stopped within a second (${ms} ms)`);
   assert.doesNotMatch(await row.innerText(), BADGE, 'the answer did not finish (no badge)');
+  await editSettings({ 'reposnap.maxTokens': 48 });
 });
 
 test('vscode chat: /explain explains the selection', async () => {
