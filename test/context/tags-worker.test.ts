@@ -87,3 +87,17 @@ test('reposnap pack of a 40K-definition file stops within a second of SIGTERM, w
     assert.ok(ms < 1000, `SIGTERM after ${delay} ms: exited ${ms.toFixed(0)} ms later`);
   }
 });
+
+test('parses sharing one signal leave no abort listener behind once settled (a pack of many files)', async () => {
+  const parser = createTagsParser();
+  const controller = new AbortController();
+  const added: string[] = [];
+  const removed: string[] = [];
+  const add = controller.signal.addEventListener.bind(controller.signal);
+  const remove = controller.signal.removeEventListener.bind(controller.signal);
+  controller.signal.addEventListener = ((type: string, fn: EventListener, o?: AddEventListenerOptions) => (added.push(type), add(type, fn, o))) as typeof controller.signal.addEventListener;
+  controller.signal.removeEventListener = ((type: string, fn: EventListener, o?: EventListenerOptions) => (removed.push(type), remove(type, fn, o))) as typeof controller.signal.removeEventListener;
+  await Promise.all(Array.from({ length: 12 }, (_, i) => parser.parse(`export const c${i} = ${i};`, 'typescript', { signal: controller.signal })));
+  assert.equal(added.length, 12);
+  assert.equal(removed.length, 12, 'every listener removed (11 left would warn MaxListenersExceeded)');
+});

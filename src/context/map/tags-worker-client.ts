@@ -44,7 +44,7 @@ export function tagsWorkerScript(): string | undefined {
 export function createWorkerTagsParser(script: string): TagsParser {
   let worker: Worker | undefined;
   let nextId = 0;
-  const pending = new Map<number, { resolve: (tags: FileTags) => void; reject: (e: Error) => void; waited: boolean }>();
+  const pending = new Map<number, { resolve: (tags: FileTags) => void; reject: (e: Error) => void; waited: boolean; unlisten: () => void }>();
   // parses a caller still waits for: the worker keeps the process alive only while there is one,
   // so that a command cancelled in the middle of a long parse exits at once
   let waiting = 0;
@@ -57,6 +57,7 @@ export function createWorkerTagsParser(script: string): TagsParser {
     const p = pending.get(id);
     if (p === undefined) return undefined;
     pending.delete(id);
+    p.unlisten();
     if (p.waited) waiting--;
     keepAlive();
     return p;
@@ -69,7 +70,10 @@ export function createWorkerTagsParser(script: string): TagsParser {
       if (worker !== w) return;
       worker = undefined;
       const e = new Error(`the tree-sitter worker stopped (${why})`);
-      for (const p of pending.values()) p.reject(e);
+      for (const p of pending.values()) {
+        p.unlisten();
+        p.reject(e);
+      }
       pending.clear();
       waiting = 0;
     };
@@ -91,20 +95,19 @@ export function createWorkerTagsParser(script: string): TagsParser {
       const id = nextId++;
       return new Promise<FileTags>((resolve, reject) => {
         const waited = signal?.aborted !== true;
-        pending.set(id, { resolve, reject, waited });
+        // the listener goes when the parse settles: one signal serves every file of a pack
+        const onAbort = (): void => {
+          const p = pending.get(id);
+          if (p === undefined || !p.waited) return;
+          p.waited = false;
+          waiting--;
+          keepAlive();
+        };
+        const unlisten = (): void => signal?.removeEventListener('abort', onAbort);
+        pending.set(id, { resolve, reject, waited, unlisten });
         if (waited) {
           waiting++;
-          signal?.addEventListener(
-            'abort',
-            () => {
-              const p = pending.get(id);
-              if (p === undefined || !p.waited) return;
-              p.waited = false;
-              waiting--;
-              keepAlive();
-            },
-            { once: true },
-          );
+          signal?.addEventListener('abort', onAbort, { once: true });
         }
         keepAlive();
         w.postMessage({ id, text, grammar } satisfies TagsRequest);
